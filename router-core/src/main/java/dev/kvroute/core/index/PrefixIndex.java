@@ -1,0 +1,53 @@
+package dev.kvroute.core.index;
+
+import dev.kvroute.core.BackendId;
+
+/**
+ * An approximate, multi-tenant view of which token prefixes each backend holds in its KV cache: a
+ * radix tree over pages of {@code pageSizeTokens} tokens, each page identified by a chained hash of its
+ * tokens and its parent's hash, each node recording which backends hold it and when each last used it.
+ *
+ * <p>Each backend's view is bounded by its capacity in tokens and evicts least recently used pages
+ * tail-first, as vLLM's block manager does, so the index never predicts more than the engine can hold.
+ * Only whole pages are indexed: a prompt's trailing partial page is ignored.
+ *
+ * <p>Implementations are thread-safe: {@link #match} and {@link #insert} may be called concurrently
+ * from several event loops.
+ */
+public interface PrefixIndex {
+
+  /** Registers {@code backend} with a KV capacity of {@code capacityTokens}; re-adding updates it. */
+  void addBackend(BackendId backend, long capacityTokens);
+
+  /** Drops {@code backend} and everything it was believed to hold, at once. */
+  void removeBackend(BackendId backend);
+
+  /**
+   * Matched leading tokens of {@code tokens} for every registered backend, in one descent. Does not
+   * change recency.
+   */
+  PrefixMatch match(int[] tokens);
+
+  /**
+   * Records that {@code backend} now holds every whole page of {@code tokens} and marks them used
+   * now, evicting that backend's least recently used pages (tail-first) beyond its capacity.
+   *
+   * @throws IllegalArgumentException if {@code backend} is not registered
+   */
+  void insert(BackendId backend, int[] tokens);
+
+  /** Tokens currently attributed to {@code backend} (a multiple of the page size). */
+  long sizeTokens(BackendId backend);
+
+  /** Estimated heap bytes held by the whole index. */
+  long estimatedBytes();
+
+  /** Page size in tokens. */
+  int pageSizeTokens();
+
+  /**
+   * Verifies internal consistency (sizes, LRU links, parent/child links, capacity bounds) and throws
+   * {@link IllegalStateException} describing the first violation. For tests; may walk the whole tree.
+   */
+  void checkInvariants();
+}
