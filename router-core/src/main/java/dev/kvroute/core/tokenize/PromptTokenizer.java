@@ -1,0 +1,72 @@
+package dev.kvroute.core.tokenize;
+
+import dev.kvroute.core.request.Endpoint;
+import dev.kvroute.core.request.PromptSegment;
+import dev.kvroute.core.request.RequestView;
+import java.util.List;
+
+/**
+ * Turns a request's prompt into the token ids that the router's prefix index, the mock engine and
+ * the simulator all see, so the three agree on every request.
+ *
+ * <p>Rendering:
+ *
+ * <ul>
+ *   <li>Chat ({@link Endpoint#CHAT_COMPLETIONS}): a ChatML-style template. Every message renders as
+ *       {@code encode("<|im_start|>" + role + "\n") + encode(text) + encode("<|im_end|>\n")}, each
+ *       of the three pieces encoded separately, and the prompt ends with the generation prompt
+ *       {@code encode("<|im_start|>assistant\n")}. The markers are encoded as ordinary text.
+ *   <li>Completions and SGLang {@code /generate}: each segment's text encoded as is; token-id
+ *       segments used as given. Segments are concatenated in order.
+ * </ul>
+ *
+ * <p>Every text piece (role header, message text, end marker, completion prompt) is encoded once
+ * and kept in a bounded cache keyed by the piece's full content (no hash collisions can change a
+ * result), so a multi-turn request with a long history only encodes its newest message. The cache
+ * is bounded by an estimate of its heap bytes ({@code 2 × chars + 4 × tokens + 64} per piece).
+ *
+ * <p>Thread-safe.
+ */
+public interface PromptTokenizer {
+  /** Start of a message's role header in the chat template. */
+  String IM_START = "<|im_start|>";
+
+  /** End-of-message marker in the chat template, including its newline. */
+  String IM_END = "<|im_end|>\n";
+
+  /** The generation prompt that ends every chat prompt. */
+  String GENERATION_PROMPT = IM_START + "assistant\n";
+
+  /** Default bound of the piece cache: 64 MiB. */
+  long DEFAULT_CACHE_BYTES = 64L << 20;
+
+  /** The prompt tokens of {@code view}, rendered as described in the type's documentation. */
+  int[] tokenize(RequestView view);
+
+  /** The prompt tokens of {@code segments} as {@code endpoint} renders them. */
+  int[] tokenize(Endpoint endpoint, List<PromptSegment> segments);
+
+  /** The tokens of one text piece, through the cache. The returned array is the caller's own. */
+  int[] encode(String piece);
+
+  /** The underlying tokenizer. */
+  Tokenizer tokenizer();
+
+  /** Pieces currently cached; for metrics and tests. */
+  long cachedPieces();
+
+  /** A prompt tokenizer over {@code tokenizer} with a {@link #DEFAULT_CACHE_BYTES} piece cache. */
+  static PromptTokenizer create(Tokenizer tokenizer) {
+    return create(tokenizer, DEFAULT_CACHE_BYTES);
+  }
+
+  /**
+   * A prompt tokenizer over {@code tokenizer} whose piece cache holds at most about
+   * {@code maxCacheBytes} of heap; {@code 0} disables caching.
+   *
+   * @throws IllegalArgumentException if {@code maxCacheBytes} is negative
+   */
+  static PromptTokenizer create(Tokenizer tokenizer, long maxCacheBytes) {
+    return new CachingPromptTokenizer(tokenizer, maxCacheBytes);
+  }
+}
