@@ -11,6 +11,7 @@ import picocli.CommandLine.Command;
     description = "Cache-aware router for LLM inference fleets.",
     subcommands = {
       CommandLine.HelpCommand.class,
+      HealthCheckCommand.class,
     })
 public final class Main implements Runnable {
 

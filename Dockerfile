@@ -1,0 +1,31 @@
+# kvroute: one image for the router (`serve`, the default command) and the mock engine (`mock-engine`).
+#
+# Built from the Maven artifact; Maven does not run inside Docker:
+#   mvn -B -DskipTests package                      # writes bench/target/kvroute.jar
+#   docker build -t kvroute:local .                 # on eclipse-temurin:17-jre
+#   docker build --build-arg JRE_IMAGE=kvroute-jre:local -t kvroute:local .
+#                                                   # on the local jlink base (docker/jre-base/build.sh)
+# The base must provide `java` on PATH and a POSIX sh with `grep` (Temurin and the local base both do).
+ARG JRE_IMAGE=eclipse-temurin:17-jre
+FROM ${JRE_IMAGE}
+
+# Non-root user kvroute (10001:10001); the local base already has it, Temurin gets it added.
+RUN grep -q '^kvroute:' /etc/group || echo 'kvroute:x:10001:' >> /etc/group; \
+    grep -q '^kvroute:' /etc/passwd || echo 'kvroute:x:10001:10001:kvroute:/app:/bin/false' >> /etc/passwd; \
+    mkdir -p /app
+
+COPY bench/target/kvroute.jar /app/kvroute.jar
+
+USER 10001:10001
+WORKDIR /app
+ENV KVROUTE_HEALTH_URL=http://127.0.0.1:8080/health
+
+# Exec form with the JRE alone: `healthcheck` GETs $KVROUTE_HEALTH_URL and exits 0 on a 2xx answer.
+# Set KVROUTE_HEALTH_URL to the command's port and health path (the router and the engine differ).
+HEALTHCHECK --interval=10s --timeout=5s --start-period=20s --retries=3 \
+  CMD ["java", "-Xshare:auto", "-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC", "-Xmx32m", \
+       "-cp", "/app/kvroute.jar", "dev.kvroute.cli.HealthCheckCommand", "--quiet"]
+
+# Heap sized from the container's memory limit; add flags with JAVA_TOOL_OPTIONS.
+ENTRYPOINT ["java", "-XX:MaxRAMPercentage=75", "-XX:+ExitOnOutOfMemoryError", "-jar", "/app/kvroute.jar"]
+CMD ["serve"]
