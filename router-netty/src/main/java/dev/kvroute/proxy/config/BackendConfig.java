@@ -1,0 +1,136 @@
+package dev.kvroute.proxy.config;
+
+import com.fasterxml.jackson.annotation.JsonCreator;
+import com.fasterxml.jackson.annotation.JsonProperty;
+import java.net.URI;
+import java.net.URISyntaxException;
+
+/**
+ * One inference replica behind the router.
+ *
+ * <p>YAML takes either the object form or the same one-line form as the {@code --backend} flag:
+ *
+ * <pre>
+ * backends:
+ *   - url: http://10.0.0.5:8000
+ *     name: gpu-0              # optional; default "host:port"
+ *     capacityTokens: 262144   # optional; default: read from the engine's /metrics
+ *   - http://10.0.0.6:8000,name=gpu-1,capacityTokens=262144
+ * </pre>
+ *
+ * <p>Immutable and thread-safe.
+ *
+ * @param url the replica's base URL; {@code http} only; a path (e.g. {@code /serving}) is prefixed to
+ *     every forwarded request path
+ * @param name the backend id used in the {@code x-kvroute-backend} header, metrics tags and the admin
+ *     API; defaults to {@code host:port}
+ * @param capacityTokens the replica's KV cache capacity in tokens, bounding its view in the prefix
+ *     index; {@code 0} means unknown: read {@code num_gpu_blocks × block_size} from its
+ *     {@code vllm:cache_config_info} metric, else use {@code routing.defaultCapacityTokens}
+ */
+public record BackendConfig(URI url, String name, long capacityTokens) {
+
+  public BackendConfig {
+    Checks.notNull("url", url, "an http:// URL");
+    if (!"http".equalsIgnoreCase(url.getScheme()) || url.getHost() == null) {
+      throw new IllegalArgumentException("url: " + url + " (expected: an http://host[:port][/path] URL)");
+    }
+    if (url.getRawQuery() != null || url.getRawFragment() != null) {
+      throw new IllegalArgumentException("url: " + url + " (expected: no query or fragment)");
+    }
+    if (name == null || name.isBlank()) {
+      name = url.getHost() + ":" + port(url);
+    }
+    Checks.nonNegative("capacityTokens", capacityTokens);
+  }
+
+  @JsonCreator(mode = JsonCreator.Mode.PROPERTIES)
+  static BackendConfig fromYaml(
+      @JsonProperty("url") URI url,
+      @JsonProperty("name") String name,
+      @JsonProperty("capacityTokens") Long capacityTokens) {
+    return new BackendConfig(url, name, capacityTokens == null ? 0 : capacityTokens);
+  }
+
+  /** A backend at {@code url} with the default name and capacity discovered from the engine. */
+  public static BackendConfig of(URI url) {
+    return new BackendConfig(url, null, 0);
+  }
+
+  /**
+   * Parses the one-line form {@code URL[,name=NAME][,capacityTokens=N]}.
+   *
+   * @throws IllegalArgumentException naming the part that is wrong
+   */
+  @JsonCreator(mode = JsonCreator.Mode.DELEGATING)
+  public static BackendConfig parse(String spec) {
+    String[] parts = Checks.nonBlank("backend", spec).trim().split(",");
+    URI url;
+    try {
+      url = new URI(parts[0].trim());
+    } catch (URISyntaxException e) {
+      throw new IllegalArgumentException("url: " + parts[0] + " (expected: an http://host[:port][/path] URL)");
+    }
+    String name = null;
+    long capacity = 0;
+    for (int i = 1; i < parts.length; i++) {
+      String part = parts[i].trim();
+      int eq = part.indexOf('=');
+      String key = eq < 0 ? part : part.substring(0, eq).trim();
+      String value = eq < 0 ? "" : part.substring(eq + 1).trim();
+      switch (key) {
+        case "name":
+          name = value;
+          break;
+        case "capacityTokens":
+          try {
+            capacity = Long.parseLong(value);
+          } catch (NumberFormatException e) {
+            throw new IllegalArgumentException("capacityTokens: " + value + " (expected: a whole number >= 0)");
+          }
+          break;
+        default:
+          throw new IllegalArgumentException(
+              "backend: " + spec + " (expected: URL[,name=NAME][,capacityTokens=N])");
+      }
+    }
+    return new BackendConfig(url, name, capacity);
+  }
+
+  /** The host to connect to. */
+  public String host() {
+    return url.getHost();
+  }
+
+  /** The port to connect to (80 when the URL gives none). */
+  public int port() {
+    return port(url);
+  }
+
+  /** The path prefix for forwarded requests, without a trailing slash; empty when none. */
+  public String basePath() {
+    String p = url.getRawPath();
+    if (p == null) {
+      return "";
+    }
+    while (p.endsWith("/")) {
+      p = p.substring(0, p.length() - 1);
+    }
+    return p;
+  }
+
+  /** The {@code Host} header value for requests to this backend. */
+  public String authority() {
+    return url.getPort() < 0 ? url.getHost() : url.getHost() + ":" + url.getPort();
+  }
+
+  private static int port(URI url) {
+    return url.getPort() < 0 ? 80 : url.getPort();
+  }
+
+  /** The one-line form accepted by {@link #parse}. */
+  @Override
+  public String toString() {
+    return url + ",name=" + name + (capacityTokens > 0 ? ",capacityTokens=" + capacityTokens : "");
+  }
+}

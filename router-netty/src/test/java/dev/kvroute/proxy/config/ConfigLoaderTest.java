@@ -1,0 +1,113 @@
+package dev.kvroute.proxy.config;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.net.URI;
+import java.time.Duration;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+
+final class ConfigLoaderTest {
+
+  @Test
+  void emptyYamlGivesDefaults() {
+    assertThat(ConfigLoader.parse("", Map.of())).isEqualTo(ProxyConfig.defaults());
+  }
+
+  @Test
+  void defaultsRoundTripThroughYaml() {
+    ProxyConfig config = ProxyConfig.defaults()
+        .withBackends(List.of(BackendConfig.parse("http://10.0.0.5:8000,name=gpu-0,capacityTokens=1000")));
+    String yaml = ConfigLoader.toYaml(config);
+    assertThat(ConfigLoader.parse(yaml, Map.of())).isEqualTo(config);
+  }
+
+  @Test
+  void yamlOverridesDefaultsKeyByKey() {
+    String yaml = String.join("\n",
+        "port: 9000",
+        "backends:",
+        "  - url: http://10.0.0.5:8000",
+        "    capacityTokens: 262144",
+        "  - http://10.0.0.6:8000/serving,name=b",
+        "policy:",
+        "  name: round-robin",
+        "timeouts:",
+        "  connect: 250ms",
+        "");
+    ProxyConfig c = ConfigLoader.parse(yaml, Map.of());
+    assertThat(c.port()).isEqualTo(9000);
+    assertThat(c.backends()).hasSize(2);
+    assertThat(c.backends().get(0).name()).isEqualTo("10.0.0.5:8000");
+    assertThat(c.backends().get(0).capacityTokens()).isEqualTo(262144);
+    assertThat(c.backends().get(1).name()).isEqualTo("b");
+    assertThat(c.backends().get(1).basePath()).isEqualTo("/serving");
+    assertThat(c.policy().name()).isEqualTo("round-robin");
+    assertThat(c.policy().cacheThreshold()).isEqualTo(PolicyConfig.defaults().cacheThreshold());
+    assertThat(c.timeouts().connect()).isEqualTo(Duration.ofMillis(250));
+    assertThat(c.timeouts().idle()).isEqualTo(TimeoutConfig.defaults().idle());
+  }
+
+  @Test
+  void overridesWinOverTheFile() {
+    Map<String, Object> flags = new LinkedHashMap<>();
+    flags.put("port", 7000);
+    flags.put("timeouts.firstByte", "10s");
+    flags.put("backends", List.of("http://127.0.0.1:1234"));
+    flags.put("admin.token", null);
+    ProxyConfig c = ConfigLoader.parse("port: 9000\ntimeouts:\n  firstByte: 1m\n", flags);
+    assertThat(c.port()).isEqualTo(7000);
+    assertThat(c.timeouts().firstByte()).isEqualTo(Duration.ofSeconds(10));
+    assertThat(c.backends()).extracting(BackendConfig::url).containsExactly(URI.create("http://127.0.0.1:1234"));
+  }
+
+  @Test
+  void outOfRangeValueNamesThePathValueAndExpectation() {
+    assertThatThrownBy(() -> ConfigLoader.parse("timeouts:\n  connect: 0s\n", Map.of()))
+        .isInstanceOf(ConfigException.class)
+        .hasMessage("timeouts.connect: 0s (expected: > 0)");
+    assertThatThrownBy(() -> ConfigLoader.parse("port: 70000\n", Map.of()))
+        .hasMessage("port: 70000 (expected: 0 (ephemeral) or 1..65535)");
+    assertThatThrownBy(() -> ConfigLoader.parse("policy:\n  cacheThreshold: 2\n", Map.of()))
+        .hasMessage("policy.cacheThreshold: 2.0 (expected: 0..1)");
+  }
+
+  @Test
+  void unknownKeyListsTheKnownOnes() {
+    assertThatThrownBy(() -> ConfigLoader.parse("timeouts:\n  conect: 1s\n", Map.of()))
+        .hasMessage("timeouts.conect: unknown key (expected one of: connect, firstByte, idle)");
+  }
+
+  @Test
+  void durationWithoutUnitIsRejected() {
+    assertThatThrownBy(() -> ConfigLoader.parse("timeouts:\n  idle: 30\n", Map.of()))
+        .hasMessageStartingWith("timeouts.idle: 30 (expected: a duration");
+    assertThatThrownBy(() -> ConfigLoader.parse("timeouts:\n  idle: soon\n", Map.of()))
+        .hasMessageStartingWith("timeouts.idle: \"soon\" (expected: a duration");
+  }
+
+  @Test
+  void wrongTypeNamesTheExpectedType() {
+    assertThatThrownBy(() -> ConfigLoader.parse("port: eighty\n", Map.of()))
+        .hasMessage("port: eighty (expected: a whole number)");
+  }
+
+  @Test
+  void badBackendIsReportedWithItsIndex() {
+    assertThatThrownBy(() -> ConfigLoader.parse("backends:\n  - url: https://x:1\n", Map.of()))
+        .hasMessage("backends[0].url: https://x:1 (expected: an http://host[:port][/path] URL)");
+    assertThatThrownBy(() -> ConfigLoader.parse("backends:\n  - http://x:1\n  - http://x:1\n", Map.of()))
+        .hasMessage("backends: duplicate name x:1 (expected: unique names)");
+  }
+
+  @Test
+  void durationsParseAndFormat() {
+    assertThat(Durations.parse("1500ms")).isEqualTo(Duration.ofMillis(1500));
+    assertThat(Durations.parse("PT2S")).isEqualTo(Duration.ofSeconds(2));
+    assertThat(Durations.format(Duration.ofMillis(1500))).isEqualTo("1500ms");
+    assertThat(Durations.format(Duration.ofMinutes(2))).isEqualTo("2m");
+  }
+}
