@@ -1,6 +1,7 @@
 package dev.kvroute.core.index;
 
 import dev.kvroute.core.BackendId;
+import dev.kvroute.core.Ticker;
 
 /**
  * An approximate, multi-tenant view of which token prefixes each backend holds in its KV cache: a
@@ -16,7 +17,26 @@ import dev.kvroute.core.BackendId;
  */
 public interface PrefixIndex {
 
-  /** Registers {@code backend} with a KV capacity of {@code capacityTokens}; re-adding updates it. */
+  /**
+   * The approximate radix tree: nodes are pages of {@code pageSizeTokens} tokens (16 matches vLLM's
+   * default block size) keyed by a chained XXH64 hash, per-backend LRU lists evict tail-first in O(1)
+   * per page, and memory is bounded by the sum of the backends' capacities. Match runs under a shared
+   * read lock, mutations under an exclusive write lock.
+   *
+   * @param pageSizeTokens tokens per page, {@code > 0}
+   * @param ticker the clock recording when each backend last used each page
+   * @throws IllegalArgumentException if {@code pageSizeTokens <= 0}
+   */
+  static PrefixIndex radix(int pageSizeTokens, Ticker ticker) {
+    return new RadixPrefixIndex(pageSizeTokens, ticker);
+  }
+
+  /**
+   * Registers {@code backend} with a KV capacity of {@code capacityTokens}; re-adding updates it and,
+   * if it shrank, evicts down to the new capacity at once. Only whole pages count.
+   *
+   * @throws IllegalArgumentException if {@code capacityTokens < 0}
+   */
   void addBackend(BackendId backend, long capacityTokens);
 
   /** Drops {@code backend} and everything it was believed to hold, at once. */

@@ -1,0 +1,344 @@
+package dev.kvroute.core.index;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.kvroute.core.BackendId;
+import java.util.Map;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.stream.IntStream;
+import org.junit.jupiter.api.Test;
+
+class RadixPrefixIndexTest {
+  private static final int PAGE = 16;
+  private static final BackendId A = BackendId.of("a");
+  private static final BackendId B = BackendId.of("b");
+  private static final BackendId C = BackendId.of("c");
+
+  private final AtomicLong clock = new AtomicLong();
+  private final CheckedPrefixIndex index = new CheckedPrefixIndex(PAGE, clock::incrementAndGet);
+
+  /** {@code pages} whole pages whose tokens are derived from the given page labels. */
+  private static int[] prompt(int... pageLabels) {
+    int[] tokens = new int[pageLabels.length * PAGE];
+    for (int p = 0; p < pageLabels.length; p++) {
+      for (int t = 0; t < PAGE; t++) {
+        tokens[p * PAGE + t] = pageLabels[p] * 1000 + t;
+      }
+    }
+    return tokens;
+  }
+
+  private static int[] withExtra(int[] tokens, int extra) {
+    int[] longer = java.util.Arrays.copyOf(tokens, tokens.length + extra);
+    for (int i = tokens.length; i < longer.length; i++) {
+      longer[i] = 777_000 + i;
+    }
+    return longer;
+  }
+
+  @Test
+  void emptyIndexMatchesNothing() {
+    PrefixMatch match = index.match(prompt(1, 2));
+    assertThat(match.promptTokens()).isEqualTo(32);
+    assertThat(match.matchedTokens()).isEmpty();
+    assertThat(match.matched(A)).isZero();
+  }
+
+  @Test
+  void registeredBackendWithNothingCachedMatchesZero() {
+    index.addBackend(A, 1000);
+    assertThat(index.match(prompt(1, 2)).matchedTokens()).isEqualTo(Map.of(A, 0));
+    assertThat(index.match(new int[0]).matchedTokens()).isEqualTo(Map.of(A, 0));
+  }
+
+  @Test
+  void insertedPromptMatchesItsWholePagesAndIgnoresTheTrailingPartialPage() {
+    index.addBackend(A, 1000);
+    index.insert(A, withExtra(prompt(1, 2), 5));
+    assertThat(index.sizeTokens(A)).isEqualTo(32);
+    assertThat(index.match(withExtra(prompt(1, 2), 5)).matched(A)).isEqualTo(32);
+    assertThat(index.match(prompt(1, 2, 3)).matched(A)).isEqualTo(32);
+    assertThat(index.match(prompt(1)).matched(A)).isEqualTo(16);
+    assertThat(index.match(prompt(1, 9)).matched(A)).isEqualTo(16);
+    assertThat(index.match(prompt(9, 2)).matched(A)).isZero();
+  }
+
+  @Test
+  void promptShorterThanAPageIsNeitherIndexedNorMatched() {
+    index.addBackend(A, 1000);
+    int[] short15 = IntStream.range(0, 15).toArray();
+    index.insert(A, short15);
+    assertThat(index.sizeTokens(A)).isZero();
+    assertThat(index.nodeCount()).isZero();
+    index.insert(A, IntStream.range(0, 16).toArray());
+    assertThat(index.match(short15).matched(A)).isZero();
+    assertThat(index.match(IntStream.range(0, 16).toArray()).matched(A)).isEqualTo(16);
+  }
+
+  @Test
+  void reinsertingTheSamePromptDoesNotGrowTheView() {
+    index.addBackend(A, 1000);
+    index.insert(A, prompt(1, 2, 3));
+    index.insert(A, prompt(1, 2, 3));
+    index.insert(A, prompt(1, 2));
+    assertThat(index.sizeTokens(A)).isEqualTo(48);
+    assertThat(index.nodeCount()).isEqualTo(3);
+  }
+
+  @Test
+  void oneDescentReturnsEachBackendsOwnMatch() {
+    index.addBackend(A, 1000);
+    index.addBackend(B, 1000);
+    index.addBackend(C, 1000);
+    index.insert(A, prompt(1, 2, 3, 4));
+    index.insert(B, prompt(1, 2));
+    index.insert(C, prompt(5));
+    assertThat(index.match(prompt(1, 2, 3, 4, 5)).matchedTokens())
+        .isEqualTo(Map.of(A, 64, B, 32, C, 0));
+    assertThat(index.nodeCount()).isEqualTo(5);
+  }
+
+  @Test
+  void matchCountsOnlyPagesConsecutiveFromTheFirst() {
+    // B holds pages 2 and 3 only after a different first page, so for prompt (1, 2, 3) it matches
+    // nothing; an index keyed by unchained page hashes would credit it with two pages.
+    index.addBackend(A, 1000);
+    index.addBackend(B, 1000);
+    index.insert(A, prompt(1));
+    index.insert(B, prompt(9, 2, 3));
+    PrefixMatch match = index.match(prompt(1, 2, 3));
+    assertThat(match.matched(A)).isEqualTo(16);
+    assertThat(match.matched(B)).isZero();
+  }
+
+  @Test
+  void capacityZeroHoldsNothing() {
+    index.addBackend(A, 0);
+    index.insert(A, prompt(1, 2, 3));
+    assertThat(index.sizeTokens(A)).isZero();
+    assertThat(index.nodeCount()).isZero();
+    assertThat(index.match(prompt(1, 2, 3)).matchedTokens()).isEqualTo(Map.of(A, 0));
+  }
+
+  @Test
+  void capacityCountsWholePagesOnly() {
+    index.addBackend(A, 2 * PAGE + PAGE - 1);
+    index.insert(A, prompt(1, 2, 3, 4));
+    assertThat(index.sizeTokens(A)).isEqualTo(32);
+    assertThat(index.match(prompt(1, 2, 3, 4)).matched(A)).isEqualTo(32);
+  }
+
+  @Test
+  void promptLongerThanCapacityKeepsItsFirstPages() {
+    index.addBackend(A, 3 * PAGE);
+    index.insert(A, prompt(7, 8));
+    index.insert(A, prompt(1, 2, 3, 4, 5));
+    assertThat(index.match(prompt(1, 2, 3, 4, 5)).matched(A)).isEqualTo(48);
+    assertThat(index.match(prompt(7, 8)).matched(A)).isZero();
+    assertThat(index.nodeCount()).isEqualTo(3);
+  }
+
+  @Test
+  void evictsLeastRecentlyUsedPrompt() {
+    index.addBackend(A, 4 * PAGE);
+    index.insert(A, prompt(1, 2));
+    index.insert(A, prompt(3, 4));
+    index.insert(A, prompt(5, 6));
+    PrefixMatch match = index.match(prompt(1, 2));
+    assertThat(match.matched(A)).isZero();
+    assertThat(index.match(prompt(3, 4)).matched(A)).isEqualTo(32);
+    assertThat(index.match(prompt(5, 6)).matched(A)).isEqualTo(32);
+    assertThat(index.sizeTokens(A)).isEqualTo(64);
+  }
+
+  @Test
+  void evictsTailFirstSoASharedHeadSurvives() {
+    // llm-d's approximate index inserts a prompt's pages head first into a flat LRU and so evicts
+    // the shared head (page 0) before its tails; vLLM frees the tail first, as must this index.
+    index.addBackend(A, 4 * PAGE);
+    index.insert(A, prompt(0, 1, 2)); // s, x1, x2
+    index.insert(A, prompt(0, 3)); // s, y1
+    index.insert(A, prompt(0, 4)); // s, z1: evicts x2, the least recent leaf
+    assertThat(index.match(prompt(0, 1, 2)).matched(A)).isEqualTo(32);
+    assertThat(index.match(prompt(0, 3)).matched(A)).isEqualTo(32);
+    assertThat(index.match(prompt(0, 4)).matched(A)).isEqualTo(32);
+    index.insert(A, prompt(5)); // evicts x1, now a leaf and the least recent
+    assertThat(index.match(prompt(0, 1, 2)).matched(A)).isEqualTo(16);
+    assertThat(index.match(prompt(0, 3)).matched(A)).isEqualTo(32);
+    assertThat(index.match(prompt(5)).matched(A)).isEqualTo(16);
+  }
+
+  @Test
+  void longPromptIsEvictedFromItsTail() {
+    index.addBackend(A, 5 * PAGE);
+    index.insert(A, prompt(1, 2, 3, 4));
+    index.insert(A, prompt(8, 9)); // needs one page: page 4 of the older prompt goes
+    assertThat(index.match(prompt(1, 2, 3, 4)).matched(A)).isEqualTo(48);
+    index.insert(A, prompt(8, 9, 10, 11)); // two more: pages 3 and 2
+    assertThat(index.match(prompt(1, 2, 3, 4)).matched(A)).isEqualTo(16);
+  }
+
+  @Test
+  void matchDoesNotRefreshRecency() {
+    index.addBackend(A, 2 * PAGE);
+    index.insert(A, prompt(1));
+    index.insert(A, prompt(2));
+    index.match(prompt(1));
+    index.insert(A, prompt(3));
+    assertThat(index.match(prompt(1)).matched(A)).isZero();
+    assertThat(index.match(prompt(2)).matched(A)).isEqualTo(16);
+  }
+
+  @Test
+  void insertRefreshesRecencyOfTheWholePath() {
+    index.addBackend(A, 3 * PAGE);
+    index.insert(A, prompt(1, 2));
+    index.insert(A, prompt(3));
+    index.insert(A, prompt(1)); // page 1 refreshed, page 2 not
+    index.insert(A, prompt(4)); // evicts page 2 (least recent leaf), then...
+    assertThat(index.match(prompt(1, 2)).matched(A)).isEqualTo(16);
+    index.insert(A, prompt(5)); // ...page 3
+    assertThat(index.match(prompt(3)).matched(A)).isZero();
+    assertThat(index.match(prompt(1)).matched(A)).isEqualTo(16);
+  }
+
+  @Test
+  void lruOrderFollowsOperationsEvenWhenTheClockStandsStill() {
+    CheckedPrefixIndex frozen = new CheckedPrefixIndex(PAGE, () -> 42L);
+    frozen.addBackend(A, 2 * PAGE);
+    frozen.insert(A, prompt(1));
+    frozen.insert(A, prompt(2));
+    frozen.insert(A, prompt(1));
+    frozen.insert(A, prompt(3));
+    assertThat(frozen.match(prompt(2)).matched(A)).isZero();
+    assertThat(frozen.match(prompt(1)).matched(A)).isEqualTo(16);
+  }
+
+  @Test
+  void evictionIsPerBackendAndKeepsPagesOthersHold() {
+    index.addBackend(A, 2 * PAGE);
+    index.addBackend(B, 10 * PAGE);
+    index.insert(A, prompt(1, 2));
+    index.insert(B, prompt(1, 2));
+    index.insert(A, prompt(3, 4));
+    assertThat(index.match(prompt(1, 2)).matchedTokens()).isEqualTo(Map.of(A, 0, B, 32));
+    assertThat(index.nodeCount()).isEqualTo(4);
+  }
+
+  @Test
+  void readdingWithSmallerCapacityEvictsAtOnceTailFirst() {
+    index.addBackend(A, 100 * PAGE);
+    for (int i = 0; i < 40; i++) {
+      index.insert(A, prompt(0, 100 + i, 200 + i));
+    }
+    index.insert(A, prompt(0, 1, 2, 3));
+    index.addBackend(A, 3 * PAGE);
+    assertThat(index.sizeTokens(A)).isEqualTo(48);
+    assertThat(index.match(prompt(0, 1, 2, 3)).matched(A)).isEqualTo(48);
+    assertThat(index.nodeCount()).isEqualTo(3);
+    index.addBackend(A, 6 * PAGE); // growing keeps what is held
+    assertThat(index.sizeTokens(A)).isEqualTo(48);
+    index.insert(A, prompt(0, 1, 2, 3, 4, 5));
+    assertThat(index.match(prompt(0, 1, 2, 3, 4, 5)).matched(A)).isEqualTo(96);
+    index.addBackend(A, 0);
+    assertThat(index.sizeTokens(A)).isZero();
+    assertThat(index.nodeCount()).isZero();
+  }
+
+  @Test
+  void shrinkingCapacityReleasesEntryMemory() {
+    index.addBackend(A, 4096 * PAGE);
+    for (int i = 0; i < 1000; i++) {
+      index.insert(A, prompt(i, i + 1, i + 2, i + 3));
+    }
+    long full = index.estimatedBytes();
+    index.addBackend(A, 16 * PAGE);
+    assertThat(index.estimatedBytes()).isLessThan(full);
+    index.insert(A, prompt(5000, 5001));
+    assertThat(index.match(prompt(5000, 5001)).matched(A)).isEqualTo(32);
+  }
+
+  @Test
+  void removeBackendDropsItsViewAndKeepsSharedPages() {
+    index.addBackend(A, 1000);
+    index.addBackend(B, 1000);
+    index.insert(A, prompt(1, 2, 3));
+    index.insert(B, prompt(1, 2));
+    long bytesWithBoth = index.estimatedBytes();
+    index.removeBackend(A);
+    assertThat(index.sizeTokens(A)).isZero();
+    assertThat(index.match(prompt(1, 2, 3)).matchedTokens()).isEqualTo(Map.of(B, 32));
+    assertThat(index.nodeCount()).isEqualTo(2);
+    assertThat(index.estimatedBytes()).isLessThan(bytesWithBoth);
+    index.removeBackend(A); // unknown: no-op
+    index.removeBackend(B);
+    assertThat(index.nodeCount()).isZero();
+    index.addBackend(A, 1000); // re-added: starts empty
+    assertThat(index.match(prompt(1, 2, 3)).matchedTokens()).isEqualTo(Map.of(A, 0));
+  }
+
+  @Test
+  void ordinalsAreReusedAfterRemoval() {
+    for (int round = 0; round < 200; round++) {
+      BackendId id = BackendId.of("churn-" + round);
+      index.addBackend(id, 10 * PAGE);
+      index.insert(id, prompt(round, 1));
+      index.removeBackend(id);
+    }
+    index.addBackend(A, 10 * PAGE);
+    index.insert(A, prompt(1));
+    assertThat(index.match(prompt(1)).matchedTokens()).isEqualTo(Map.of(A, 16));
+    assertThat(index.nodeCount()).isEqualTo(1);
+  }
+
+  @Test
+  void supportsMoreThan64Backends() {
+    for (int b = 0; b < 150; b++) {
+      index.addBackend(BackendId.of("b" + b), 100 * PAGE);
+      index.insert(BackendId.of("b" + b), prompt(1, 2, 1000 + b));
+    }
+    PrefixMatch match = index.match(prompt(1, 2, 1000 + 130));
+    assertThat(match.matchedTokens()).hasSize(150);
+    assertThat(match.matched(BackendId.of("b130"))).isEqualTo(48);
+    assertThat(match.matched(BackendId.of("b70"))).isEqualTo(32);
+    assertThat(match.matched(BackendId.of("b3"))).isEqualTo(32);
+    index.removeBackend(BackendId.of("b130"));
+    assertThat(index.match(prompt(1, 2, 1000 + 130)).matched(BackendId.of("b129"))).isEqualTo(32);
+    assertThat(index.nodeCount()).isEqualTo(2 + 149);
+  }
+
+  @Test
+  void sizeOfUnknownBackendIsZero() {
+    assertThat(index.sizeTokens(A)).isZero();
+  }
+
+  @Test
+  void rejectsBadArguments() {
+    assertThatThrownBy(() -> index.insert(A, prompt(1)))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("not registered");
+    assertThatThrownBy(() -> index.addBackend(A, -1))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("capacityTokens: -1");
+    assertThatThrownBy(() -> PrefixIndex.radix(0, () -> 0))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("pageSizeTokens: 0");
+    assertThatThrownBy(() -> PrefixIndex.radix(16, null)).isInstanceOf(NullPointerException.class);
+    assertThatThrownBy(() -> index.match(null)).isInstanceOf(NullPointerException.class);
+    index.addBackend(A, 100);
+    assertThatThrownBy(() -> index.insert(A, null)).isInstanceOf(NullPointerException.class);
+  }
+
+  @Test
+  void estimatedBytesGrowsWithContent() {
+    long empty = index.estimatedBytes();
+    assertThat(empty).isPositive();
+    index.addBackend(A, 100_000);
+    for (int i = 0; i < 500; i++) {
+      index.insert(A, prompt(i, i + 1));
+    }
+    assertThat(index.estimatedBytes()).isGreaterThan(empty + 500 * 20);
+    assertThat(index.pageSizeTokens()).isEqualTo(PAGE);
+  }
+}
