@@ -1,19 +1,24 @@
 package dev.kvroute.engine.model;
 
 /**
- * Counters (since start) and gauges (now) of one engine, in model time.
+ * Counters (since start) and gauges (now) of one engine, in model time. Immutable snapshot.
  *
- * @param running requests in the running batch ({@code vllm:num_requests_running})
- * @param waiting requests queued ({@code vllm:num_requests_waiting})
- * @param kvUsage fraction 0..1 of KV blocks in use by running requests ({@code vllm:kv_cache_usage_perc})
- * @param usedBlocks blocks held by running requests
- * @param cachedBlocks blocks holding a cached prefix (in use or evictable)
+ * @param running requests holding KV blocks and making progress: prefilling or decoding
+ *     ({@code vllm:num_requests_running})
+ * @param waiting requests queued, not yet started or preempted ({@code vllm:num_requests_waiting})
+ * @param kvUsage fraction 0..1 of KV blocks held by requests ({@code vllm:kv_cache_usage_perc}); cached
+ *     blocks that nobody holds count as free, as in vLLM
+ * @param usedBlocks blocks held by requests
+ * @param cachedBlocks blocks holding a cached prefix (held or evictable)
  * @param prefixQueryTokens prompt tokens looked up in the prefix cache ({@code vllm:prefix_cache_queries})
  * @param prefixHitTokens prompt tokens found there ({@code vllm:prefix_cache_hits})
- * @param promptTokens prompt tokens of requests started
- * @param generationTokens output tokens produced
- * @param prefillNanos total model time spent in prefill, summed over requests
- * @param evictedBlocks blocks evicted from the prefix cache
+ * @param promptTokens prompt tokens of requests started ({@code vllm:prompt_tokens})
+ * @param generationTokens output tokens produced ({@code vllm:generation_tokens})
+ * @param prefillNanos model time the engine spent computing prefill: the sum of prefill durations
+ *     ({@code FCFS_PREFILL}) or of the prefill term of every step ({@code CONTINUOUS}); the explainer's
+ *     "seconds of prefill" per replica
+ * @param evictedBlocks cached blocks evicted to make room
+ * @param preemptions requests preempted and sent back to the queue ({@code vllm:num_preemptions})
  */
 public record EngineStats(
     int running,
@@ -26,4 +31,5 @@ public record EngineStats(
     long promptTokens,
     long generationTokens,
     long prefillNanos,
-    long evictedBlocks) {}
+    long evictedBlocks,
+    long preemptions) {}

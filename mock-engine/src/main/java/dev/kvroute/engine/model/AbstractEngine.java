@@ -1,0 +1,277 @@
+package dev.kvroute.engine.model;
+
+import java.util.HashMap;
+import java.util.Map;
+
+/**
+ * What both schedulers share: the block pool, request bookkeeping, prefix lookup, block growth and
+ * registration, token emission, the clock discipline and the counters. Not thread-safe.
+ */
+abstract class AbstractEngine implements EngineModel {
+  final EngineConfig config;
+  final int blockSize;
+  final BlockPool pool;
+  final CostModel cost;
+  final Map<Long, Sequence> requests = new HashMap<>();
+  /** Latest model time seen. */
+  long clock;
+  private long order;
+
+  long prefixQueryTokens;
+  long prefixHitTokens;
+  long promptTokens;
+  long generationTokens;
+  long prefillNanos;
+  long preemptions;
+
+  AbstractEngine(EngineConfig config) {
+    this.config = config;
+    this.blockSize = config.blockSizeTokens();
+    this.pool = new BlockPool(config.numGpuBlocks());
+    this.cost = config.cost();
+  }
+
+  @Override
+  public final EngineConfig config() {
+    return config;
+  }
+
+  @Override
+  public final int activeRequests() {
+    return requests.size();
+  }
+
+  @Override
+  public final void submit(EngineRequest request, long nowNanos) {
+    checkTime(nowNanos);
+    if (nextEventNanos() < nowNanos) {
+      throw new IllegalStateException("submit at " + nowNanos + " with an unprocessed event at "
+          + nextEventNanos() + " (call advanceTo(" + nowNanos + ") first)");
+    }
+    if (requests.containsKey(request.id())) {
+      throw new IllegalArgumentException("request id " + request.id() + " is already in the engine");
+    }
+    int needed = Sequence.blocksFor(request.totalTokens() - 1, blockSize);
+    if (needed > pool.capacity()) {
+      throw new IllegalArgumentException("request " + request.id() + " needs " + needed
+          + " blocks for " + (request.totalTokens() - 1) + " tokens (expected: <= "
+          + pool.capacity() + " blocks in the pool)");
+    }
+    clock = nowNanos;
+    Sequence s = new Sequence(request, nowNanos, order++, blockSize);
+    requests.put(s.id, s);
+    enqueue(s, nowNanos);
+  }
+
+  @Override
+  public final boolean abort(long requestId, long nowNanos, EngineListener listener) {
+    advanceTo(nowNanos, listener);
+    Sequence s = requests.get(requestId);
+    if (s == null) {
+      return false;
+    }
+    remove(s, nowNanos);
+    finish(s, nowNanos, EngineRequest.ABORT, listener);
+    return true;
+  }
+
+  @Override
+  public final void advanceTo(long nowNanos, EngineListener listener) {
+    checkTime(nowNanos);
+    long t;
+    while ((t = nextEventNanos()) <= nowNanos) {
+      clock = t;
+      processNext(t, listener);
+    }
+    clock = nowNanos;
+  }
+
+  @Override
+  public final int cachedPrefixTokens(int[] promptTokens) {
+    int maxBlocks = (promptTokens.length - 1) / blockSize;
+    long parent = BlockHashes.ROOT;
+    int hits = 0;
+    while (hits < maxBlocks) {
+      parent = BlockHashes.next(parent, promptTokens, hits * blockSize, blockSize);
+      if (pool.peek(parent) == null) {
+        break;
+      }
+      hits++;
+    }
+    return hits * blockSize;
+  }
+
+  @Override
+  public final EngineStats stats() {
+    return new EngineStats(
+        runningCount(),
+        waitingCount(),
+        (double) pool.used() / pool.capacity(),
+        pool.used(),
+        pool.cachedBlocks(),
+        prefixQueryTokens,
+        prefixHitTokens,
+        promptTokens,
+        generationTokens,
+        prefillNanos,
+        pool.evictions(),
+        preemptions);
+  }
+
+  /** Puts a newly submitted request in the queue and schedules a scheduling event at {@code now}. */
+  abstract void enqueue(Sequence s, long now);
+
+  /** Removes a request from every queue (it is being aborted). */
+  abstract void remove(Sequence s, long now);
+
+  /** Processes the earliest event, which happens at {@code t}. */
+  abstract void processNext(long t, EngineListener listener);
+
+  abstract int runningCount();
+
+  abstract int waitingCount();
+
+  private void checkTime(long nowNanos) {
+    if (nowNanos < clock) {
+      throw new IllegalStateException(
+          "time went backwards: " + nowNanos + " < " + clock + " (model nanoseconds)");
+    }
+  }
+
+  /** Leading cached full blocks of the sequence's known tokens, capped so one token is recomputed. */
+  final int countHits(Sequence s) {
+    int maxBlocks = (s.numTokens - 1) / blockSize;
+    int hits = 0;
+    while (hits < maxBlocks && pool.peek(s.hash(hits)) != null) {
+      hits++;
+    }
+    return hits;
+  }
+
+  /** How many of the first {@code hits} blocks are evictable now (acquiring them shrinks the pool). */
+  final int evictableAmong(Sequence s, int hits) {
+    int n = 0;
+    for (int i = 0; i < hits; i++) {
+      if (pool.peek(s.hash(i)).refCount == 0) {
+        n++;
+      }
+    }
+    return n;
+  }
+
+  /**
+   * Starts (or restarts) a request holding no blocks: acquires its {@code hits} cached blocks and
+   * {@code ownedBlocks} new ones, and on its first start records the cache lookup. The caller has
+   * checked that the blocks are available.
+   */
+  final void admit(Sequence s, int hits, int ownedBlocks, long now) {
+    if (s.heldBlocks() != 0) {
+      throw new IllegalStateException("admit of request " + s.id + " holding blocks");
+    }
+    for (int i = 0; i < hits; i++) {
+      BlockPool.Block b = pool.peek(s.hash(i));
+      pool.acquire(b);
+      s.blocks[i] = b;
+    }
+    s.cachedHeld = hits;
+    if (!pool.allocateOwned(ownedBlocks)) {
+      throw new IllegalStateException("admit without enough blocks");
+    }
+    s.ownedHeld = ownedBlocks;
+    s.computed = hits * blockSize;
+    if (!s.started) {
+      s.started = true;
+      s.cachedTokens = s.computed;
+      s.firstScheduledNanos = now;
+      prefixQueryTokens += s.promptLen;
+      prefixHitTokens += s.cachedTokens;
+      promptTokens += s.promptLen;
+    }
+  }
+
+  /** Gives a running request blocks to hold {@code targetTokens} tokens; false if not available. */
+  final boolean grow(Sequence s, int targetTokens) {
+    int need = Sequence.blocksFor(targetTokens, blockSize) - s.heldBlocks();
+    if (need <= 0) {
+      return true;
+    }
+    if (!pool.allocateOwned(need)) {
+      return false;
+    }
+    s.ownedHeld += need;
+    return true;
+  }
+
+  /** Registers every full computed block of the request in the prefix cache. */
+  final void registerComputed(Sequence s) {
+    int full = Math.min(s.computed / blockSize, s.heldBlocks());
+    while (s.cachedHeld < full) {
+      s.blocks[s.cachedHeld] = pool.promote(s.hash(s.cachedHeld));
+      s.cachedHeld++;
+      s.ownedHeld--;
+    }
+  }
+
+  /** Releases every block, last block first, so the prefix stays cached longest. */
+  final void releaseAll(Sequence s) {
+    pool.freeOwned(s.ownedHeld);
+    s.ownedHeld = 0;
+    for (int i = s.cachedHeld - 1; i >= 0; i--) {
+      pool.release(s.blocks[i]);
+      s.blocks[i] = null;
+    }
+    s.cachedHeld = 0;
+  }
+
+  /**
+   * The step that brought {@code computed} to {@code numTokens} ended at {@code now}: emits the next
+   * output token. Returns true when that was the last one (the caller then finishes the request).
+   */
+  final boolean emitToken(Sequence s, long now, EngineListener listener) {
+    registerComputed(s);
+    int index = s.generated;
+    if (index == 0) {
+      listener.onFirstToken(
+          s.id, now, s.cachedTokens, now - s.firstScheduledNanos, s.firstScheduledNanos - s.arrivalNanos);
+    }
+    s.generated++;
+    generationTokens++;
+    listener.onToken(s.id, now, index, s.tokens[s.promptLen + index]);
+    if (s.generated == s.outputLen) {
+      return true;
+    }
+    s.numTokens++;
+    return false;
+  }
+
+  /** Ends a request that was removed from the queues: releases its blocks and reports it. */
+  final void finish(Sequence s, long now, String reason, EngineListener listener) {
+    s.finished = true;
+    releaseAll(s);
+    requests.remove(s.id);
+    listener.onFinished(s.id, now, reason);
+  }
+
+  /**
+   * Checks the accounting of the pool against the requests.
+   *
+   * @throws IllegalStateException naming the first broken invariant
+   */
+  void checkInvariants() {
+    long refs = 0;
+    int owned = 0;
+    for (Sequence s : requests.values()) {
+      refs += s.cachedHeld;
+      owned += s.ownedHeld;
+      for (int i = 0; i < s.cachedHeld; i++) {
+        if (s.blocks[i] == null || s.blocks[i].hash != s.hash(i)) {
+          throw new IllegalStateException("request " + s.id + " block " + i + " is not its prefix");
+        }
+      }
+      if (s.computed > s.numTokens || s.generated > s.outputLen) {
+        throw new IllegalStateException("request " + s.id + " counters out of range");
+      }
+    }
+    pool.checkInvariants(refs, owned);
+  }
+}
