@@ -20,4 +20,18 @@ public record RoutingContext(
       throw new IllegalArgumentException("candidates: empty (expected: at least one healthy backend)");
     }
   }
+
+  /**
+   * The hash the router puts in {@link #firstPageHash()}: a 64-bit hash of the first
+   * {@code pageSizeTokens} tokens of {@code tokens} (all of them when the prompt is shorter). The
+   * simulator uses it too, so sticky routing agrees between the two.
+   *
+   * @throws IllegalArgumentException if {@code pageSizeTokens < 1}
+   */
+  public static long firstPageHash(int[] tokens, int pageSizeTokens) {
+    if (pageSizeTokens < 1) {
+      throw new IllegalArgumentException("pageSizeTokens: " + pageSizeTokens + " (expected: >= 1)");
+    }
+    return Hashing.hash64(tokens, 0, Math.min(tokens.length, pageSizeTokens));
+  }
 }

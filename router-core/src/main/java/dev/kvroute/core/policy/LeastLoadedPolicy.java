@@ -1,0 +1,20 @@
+package dev.kvroute.core.policy;
+
+import java.util.random.RandomGenerator;
+
+/** {@code least-loaded}: the candidate with the lowest load measure; random among ties. */
+final class LeastLoadedPolicy extends AbstractPolicy {
+  private final LoadMeasure measure;
+
+  LeastLoadedPolicy(LoadMeasure measure, RandomGenerator rng) {
+    super("least-loaded", rng);
+    this.measure = measure;
+  }
+
+  @Override
+  Decision decide(RoutingContext context, Draws draws, boolean commit) {
+    long[] loads = loads(context.candidates(), measure);
+    int chosen = Ties.argMin(loads, null, draws);
+    return decision(context, chosen, Rule.LEAST_LOADED, measure + " load " + loads[chosen]);
+  }
+}

@@ -1,0 +1,56 @@
+package dev.kvroute.core.policy;
+
+import dev.kvroute.core.load.BackendLoad;
+import java.util.Locale;
+
+/** Which number of a {@link BackendLoad} load-based rules compare. */
+public enum LoadMeasure {
+  /**
+   * Requests routed and not yet finished, streams included until their last byte: what SGLang's
+   * router counts ({@code load_counter}, {@code WorkerLoadGuard}).
+   */
+  IN_FLIGHT_REQUESTS("in-flight"),
+
+  /**
+   * Requests routed and not yet past their first token: the backend's prefill queue, the load the
+   * seed explainer's single-request prefill replicas balance on.
+   */
+  PREFILLING_REQUESTS("prefilling");
+
+  private final String configName;
+
+  LoadMeasure(String configName) {
+    this.configName = configName;
+  }
+
+  /** The name used in configuration: {@code in-flight} or {@code prefilling}. */
+  public String configName() {
+    return configName;
+  }
+
+  /** The measured load of {@code load}. */
+  public long of(BackendLoad load) {
+    return this == IN_FLIGHT_REQUESTS ? load.inFlightRequests() : load.prefillingRequests();
+  }
+
+  /**
+   * The measure named {@code name}: its {@link #configName() configuration name} or its constant
+   * name, case-insensitive.
+   *
+   * @throws IllegalArgumentException for any other name
+   */
+  public static LoadMeasure fromName(String name) {
+    for (LoadMeasure m : values()) {
+      if (m.configName.equalsIgnoreCase(name) || m.name().equalsIgnoreCase(name)) {
+        return m;
+      }
+    }
+    throw new IllegalArgumentException(
+        "loadMeasure: " + name + " (expected: in-flight or prefilling)");
+  }
+
+  @Override
+  public String toString() {
+    return configName.toLowerCase(Locale.ROOT);
+  }
+}

@@ -1,0 +1,144 @@
+package dev.kvroute.core.policy;
+
+import java.util.Objects;
+
+/**
+ * The thresholds and weights of the routing policies; each policy reads the fields it needs.
+ *
+ * <p>{@code cache-aware} (SGLang's rule, see {@link Policies}): the defaults 0.3 / 64 / 1.5 are the
+ * values SGLang's router CLI and Python launcher have given users since PR #9198 (Aug 2025), as
+ * recorded in {@code reference/sglang-router.md} §1.4 ({@code CacheAwareConfig::default()} in Rust
+ * says 0.5 / 32 / 1.1, the Dec 2024 release 0.5 / 32 / 1.0001). The seed explainer's replicas each
+ * prefill one request at a time; its table is reproduced with {@link LoadMeasure#PREFILLING_REQUESTS}
+ * and thresholds abs 3, rel 1.5.
+ *
+ * <p>{@code cost} (Dynamo's KV router, see {@link Policies}): Dynamo's defaults weigh prefill and
+ * decode blocks equally ({@code overlap_score_weight} / {@code prefill_load_scale} 1.0,
+ * {@code reference/dynamo-router.md} §1.1, §1.3); {@code decodeTokensPerRequest} stands for the KV
+ * footprint of one running request, which Dynamo tracks block by block and kvroute approximates.
+ *
+ * <p>Immutable and thread-safe.
+ *
+ * @param cacheThreshold {@code cache-aware}: the best candidate's matched fraction of the prompt
+ *     must exceed this (strictly, as in SGLang) for a cache hit; 0..1
+ * @param balanceAbsThreshold {@code cache-aware}: loads are imbalanced only when the busiest minus
+ *     the least busy candidate exceeds this (strictly), in units of the load measure; {@code >= 0}
+ * @param balanceRelThreshold {@code cache-aware}: ... and the busiest exceeds this many times the
+ *     least busy (strictly); {@code >= 1}
+ * @param loadMeasure what {@code cache-aware}, {@code least-loaded} and {@code power-of-two} compare
+ * @param virtualNodes {@code sticky}: points per backend on the consistent-hash ring; {@code >= 1}
+ * @param prefillWeight {@code cost}: weight of a prefill token (uncached prompt tokens plus the
+ *     backend's in-flight prefill tokens); {@code >= 0}
+ * @param decodeWeight {@code cost}: weight of a decode token-equivalent; {@code >= 0}
+ * @param decodeTokensPerRequest {@code cost}: tokens of KV each active decode is taken to hold;
+ *     {@code >= 0}
+ */
+public record PolicyConfig(
+    double cacheThreshold,
+    long balanceAbsThreshold,
+    double balanceRelThreshold,
+    LoadMeasure loadMeasure,
+    int virtualNodes,
+    double prefillWeight,
+    double decodeWeight,
+    long decodeTokensPerRequest) {
+
+  /** SGLang CLI default since Aug 2025. */
+  public static final double DEFAULT_CACHE_THRESHOLD = 0.3;
+
+  /** SGLang CLI default since Aug 2025. */
+  public static final long DEFAULT_BALANCE_ABS_THRESHOLD = 64;
+
+  /** SGLang CLI default since Aug 2025. */
+  public static final double DEFAULT_BALANCE_REL_THRESHOLD = 1.5;
+
+  /** Virtual nodes per backend, as in ketama. */
+  public static final int DEFAULT_VIRTUAL_NODES = 160;
+
+  /** KV token-equivalent of one active decode, an order of magnitude of a chat context. */
+  public static final long DEFAULT_DECODE_TOKENS_PER_REQUEST = 1024;
+
+  /**
+   * @throws IllegalArgumentException naming the first invalid field, its value and what was expected
+   */
+  public PolicyConfig {
+    if (!(cacheThreshold >= 0 && cacheThreshold <= 1)) {
+      throw new IllegalArgumentException(
+          "cacheThreshold: " + cacheThreshold + " (expected: 0..1)");
+    }
+    if (balanceAbsThreshold < 0) {
+      throw new IllegalArgumentException(
+          "balanceAbsThreshold: " + balanceAbsThreshold + " (expected: >= 0)");
+    }
+    if (!(balanceRelThreshold >= 1) || Double.isInfinite(balanceRelThreshold)) {
+      throw new IllegalArgumentException(
+          "balanceRelThreshold: " + balanceRelThreshold + " (expected: a finite number >= 1)");
+    }
+    Objects.requireNonNull(loadMeasure, "loadMeasure");
+    if (virtualNodes < 1 || virtualNodes > 10_000) {
+      throw new IllegalArgumentException(
+          "virtualNodes: " + virtualNodes + " (expected: 1..10000)");
+    }
+    if (!(prefillWeight >= 0) || Double.isInfinite(prefillWeight)) {
+      throw new IllegalArgumentException(
+          "prefillWeight: " + prefillWeight + " (expected: a finite number >= 0)");
+    }
+    if (!(decodeWeight >= 0) || Double.isInfinite(decodeWeight)) {
+      throw new IllegalArgumentException(
+          "decodeWeight: " + decodeWeight + " (expected: a finite number >= 0)");
+    }
+    if (decodeTokensPerRequest < 0) {
+      throw new IllegalArgumentException(
+          "decodeTokensPerRequest: " + decodeTokensPerRequest + " (expected: >= 0)");
+    }
+  }
+
+  /** SGLang's CLI thresholds on in-flight requests, Dynamo's unit weights, 160 virtual nodes. */
+  public static PolicyConfig defaults() {
+    return new PolicyConfig(
+        DEFAULT_CACHE_THRESHOLD,
+        DEFAULT_BALANCE_ABS_THRESHOLD,
+        DEFAULT_BALANCE_REL_THRESHOLD,
+        LoadMeasure.IN_FLIGHT_REQUESTS,
+        DEFAULT_VIRTUAL_NODES,
+        1.0,
+        1.0,
+        DEFAULT_DECODE_TOKENS_PER_REQUEST);
+  }
+
+  /** A copy with {@code cacheThreshold}. */
+  public PolicyConfig withCacheThreshold(double cacheThreshold) {
+    return new PolicyConfig(
+        cacheThreshold, balanceAbsThreshold, balanceRelThreshold, loadMeasure, virtualNodes,
+        prefillWeight, decodeWeight, decodeTokensPerRequest);
+  }
+
+  /** A copy with both balance thresholds. */
+  public PolicyConfig withBalance(long balanceAbsThreshold, double balanceRelThreshold) {
+    return new PolicyConfig(
+        cacheThreshold, balanceAbsThreshold, balanceRelThreshold, loadMeasure, virtualNodes,
+        prefillWeight, decodeWeight, decodeTokensPerRequest);
+  }
+
+  /** A copy with {@code loadMeasure}. */
+  public PolicyConfig withLoadMeasure(LoadMeasure loadMeasure) {
+    return new PolicyConfig(
+        cacheThreshold, balanceAbsThreshold, balanceRelThreshold, loadMeasure, virtualNodes,
+        prefillWeight, decodeWeight, decodeTokensPerRequest);
+  }
+
+  /** A copy with {@code virtualNodes}. */
+  public PolicyConfig withVirtualNodes(int virtualNodes) {
+    return new PolicyConfig(
+        cacheThreshold, balanceAbsThreshold, balanceRelThreshold, loadMeasure, virtualNodes,
+        prefillWeight, decodeWeight, decodeTokensPerRequest);
+  }
+
+  /** A copy with the {@code cost} policy's weights. */
+  public PolicyConfig withCost(
+      double prefillWeight, double decodeWeight, long decodeTokensPerRequest) {
+    return new PolicyConfig(
+        cacheThreshold, balanceAbsThreshold, balanceRelThreshold, loadMeasure, virtualNodes,
+        prefillWeight, decodeWeight, decodeTokensPerRequest);
+  }
+}
