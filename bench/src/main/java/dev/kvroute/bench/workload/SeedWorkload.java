@@ -1,5 +1,6 @@
 package dev.kvroute.bench.workload;
 
+import dev.kvroute.core.tokenize.PromptTokenizer;
 import dev.kvroute.core.tokenize.SingleTokenVocabulary;
 import java.util.ArrayList;
 import java.util.List;
@@ -61,6 +62,15 @@ public final class SeedWorkload {
                 config.decodeTokensPerSecond())
             .withKvCapacityTokens(capacity);
     return new Workload(NAME, sessions, fleet, meanFinal);
+  }
+
+  /**
+   * Generates the sessions with the single-token vocabulary of {@code tokenizer}'s tokenizer and counts
+   * prompt tokens with {@code tokenizer}.
+   */
+  public static Workload generate(SeedWorkloadConfig config, PromptTokenizer tokenizer) {
+    return generate(
+        config, SingleTokenVocabulary.of(tokenizer.tokenizer()), ChatRequests.counter(tokenizer));
   }
 
   private static Session session(

@@ -1,0 +1,21 @@
+package dev.kvroute.bench.sim;
+
+import dev.kvroute.core.load.Lease;
+import dev.kvroute.core.request.RequestView;
+
+/**
+ * How the simulator asks a policy where a request goes, at the current virtual time. One instance per
+ * policy run, owning that run's index, load tracker and policy state.
+ *
+ * <p>Not thread-safe: one simulation thread owns it.
+ */
+interface SimRouter {
+  /** The outcome of routing one request. */
+  record Routed(int replica, int[] promptTokens, Lease lease) {}
+
+  /** Routes {@code view} to one of the fleet's replicas and takes its load lease. */
+  Routed route(RequestView view);
+
+  /** The request routed as {@code routed} ended after generating {@code outputTokens}. */
+  default void finished(Routed routed, int[] outputTokens) {}
+}

@@ -1,0 +1,211 @@
+package dev.kvroute.bench.sim;
+
+import dev.kvroute.bench.report.FiguresRecorder;
+import dev.kvroute.bench.report.PolicyFigures;
+import dev.kvroute.bench.workload.ChatRequests;
+import dev.kvroute.bench.workload.Conversation;
+import dev.kvroute.bench.workload.Session;
+import dev.kvroute.bench.workload.Turn;
+import dev.kvroute.bench.workload.Workload;
+import dev.kvroute.core.request.RequestView;
+import dev.kvroute.core.tokenize.SingleTokenVocabulary;
+import dev.kvroute.engine.model.EngineConfig;
+import dev.kvroute.engine.model.EngineListener;
+import dev.kvroute.engine.model.EngineModel;
+import dev.kvroute.engine.model.EngineRequest;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.PriorityQueue;
+import java.util.SplittableRandom;
+import java.util.function.Function;
+
+/**
+ * One policy's run of a workload in virtual time: the sessions' clients, one router and the fleet's
+ * engine models on a single discrete-event loop.
+ *
+ * <p>The loop repeatedly takes the earliest event: an engine's next internal event (prefill end,
+ * decode token, scheduling), processed with {@link EngineModel#advanceTo}, or a client's next request
+ * (a session's start, or a turn after its think time). At equal times engine events go first, so a
+ * request sent at the instant another one finishes sees that finish (the real router's lease is
+ * released by then too). A request is routed by the {@link SimRouter} at its send time and submitted
+ * to the chosen engine at that same instant: the simulator has no network delay.
+ *
+ * <p>What each component sees mirrors the real run: the router gets the same {@link RequestView} the
+ * proxy would parse from the load driver's body; the lease's first token is marked when the engine
+ * emits the first token and released when the request finishes; the reply the client appends to the
+ * next turn is the text of the engine's generated tokens. Output tokens are words of the
+ * {@link SingleTokenVocabulary} drawn from a generator seeded with the request's seed.
+ *
+ * <p>Not thread-safe; single use.
+ */
+final class Simulation {
+  private static final String MODEL = "kvroute-sim";
+
+  private final Workload workload;
+  private final SingleTokenVocabulary vocabulary;
+  private final VirtualClock clock = new VirtualClock();
+  private final List<EngineModel> engines = new ArrayList<>();
+  private final List<EngineListener> listeners = new ArrayList<>();
+  private final SimRouter router;
+  private final PriorityQueue<ClientEvent> clients =
+      new PriorityQueue<>(Comparator.comparingLong(ClientEvent::timeNanos).thenComparingLong(ClientEvent::seq));
+  private final Map<Long, InFlight> inFlight = new HashMap<>();
+  private final FiguresRecorder figures = new FiguresRecorder();
+  private final long[] requestsPerReplica;
+  private long nextSeq;
+  private long nextRequestId;
+
+  private record ClientEvent(long timeNanos, long seq, Conversation conversation) {}
+
+  private static final class InFlight {
+    final Conversation conversation;
+    final SimRouter.Routed routed;
+    final long sentNanos;
+    final int[] outputTokens;
+    final String replyText;
+    long ttftNanos = -1;
+    int cachedTokens;
+
+    InFlight(Conversation c, SimRouter.Routed r, long sent, int[] out, String text) {
+      conversation = c;
+      routed = r;
+      sentNanos = sent;
+      outputTokens = out;
+      replyText = text;
+    }
+  }
+
+  /**
+   * @param routerFactory builds the policy's router over the fleet, reading time from the given clock
+   *     and the engines' true cache state from the given engines (the oracle does)
+   */
+  Simulation(
+      Workload workload,
+      SingleTokenVocabulary vocabulary,
+      Function<SimFleet, SimRouter> routerFactory) {
+    this.workload = workload;
+    this.vocabulary = vocabulary;
+    EngineConfig config = FleetEngines.config(workload.fleet());
+    for (int i = 0; i < workload.fleet().replicas(); i++) {
+      engines.add(EngineModel.create(config));
+      listeners.add(new Listener(i));
+    }
+    requestsPerReplica = new long[engines.size()];
+    this.router = routerFactory.apply(new SimFleet(workload.fleet(), List.copyOf(engines), clock));
+  }
+
+  /** Runs every session to its end and returns the policy's figures. */
+  PolicyFigures run(String policy) {
+    for (Session s : workload.sessions()) {
+      schedule(secondsToNanos(s.startSeconds()), new Conversation(s));
+    }
+    while (true) {
+      long engineTime = Long.MAX_VALUE;
+      for (EngineModel e : engines) {
+        engineTime = Math.min(engineTime, e.nextEventNanos());
+      }
+      ClientEvent next = clients.peek();
+      long clientTime = next == null ? Long.MAX_VALUE : next.timeNanos();
+      if (engineTime == Long.MAX_VALUE && clientTime == Long.MAX_VALUE) {
+        break;
+      }
+      if (engineTime <= clientTime) {
+        clock.advanceTo(engineTime);
+        for (int i = 0; i < engines.size(); i++) {
+          if (engines.get(i).nextEventNanos() == engineTime) {
+            engines.get(i).advanceTo(engineTime, listeners.get(i));
+          }
+        }
+      } else {
+        clients.poll();
+        clock.advanceTo(clientTime);
+        send(next.conversation());
+      }
+    }
+    if (!inFlight.isEmpty()) {
+      throw new IllegalStateException(inFlight.size() + " requests never finished");
+    }
+    List<Double> prefill = new ArrayList<>(engines.size());
+    for (EngineModel e : engines) {
+      prefill.add(e.stats().prefillNanos() / 1e9);
+    }
+    return figures.figures(policy, prefill);
+  }
+
+  /** Requests each replica received, in fleet order (diagnostics). */
+  long[] requestsPerReplica() {
+    return requestsPerReplica.clone();
+  }
+
+  private void send(Conversation conversation) {
+    long now = clock.nanos();
+    Turn turn = conversation.currentTurn();
+    Session session = conversation.session();
+    RequestView view =
+        ChatRequests.view(MODEL, session.key(), conversation.nextRequest(), turn.replyTokens());
+    SimRouter.Routed routed = router.route(view);
+    int replica = routed.replica();
+    requestsPerReplica[replica]++;
+
+    SplittableRandom random = new SplittableRandom(session.requestSeed(conversation.turn()));
+    int[] indices = new int[turn.replyTokens()];
+    for (int i = 0; i < indices.length; i++) {
+      indices[i] = random.nextInt(vocabulary.size());
+    }
+    long id = nextRequestId++;
+    InFlight f =
+        new InFlight(conversation, routed, now, vocabulary.tokenIds(indices), vocabulary.text(indices));
+    inFlight.put(id, f);
+    EngineModel engine = engines.get(replica);
+    engine.advanceTo(now, listeners.get(replica));
+    engine.submit(EngineRequest.of(id, routed.promptTokens(), f.outputTokens), now);
+  }
+
+  private void schedule(long timeNanos, Conversation conversation) {
+    clients.add(new ClientEvent(timeNanos, nextSeq++, conversation));
+  }
+
+  static long secondsToNanos(double seconds) {
+    return Math.round(seconds * 1e9);
+  }
+
+  /** Receives one engine's events. */
+  private final class Listener implements EngineListener {
+    private final int replica;
+
+    Listener(int replica) {
+      this.replica = replica;
+    }
+
+    @Override
+    public void onFirstToken(long requestId, long nowNanos, int cachedTokens, long prefillNanos, long queueNanos) {
+      InFlight f = inFlight.get(requestId);
+      f.ttftNanos = nowNanos - f.sentNanos;
+      f.cachedTokens = cachedTokens;
+      f.routed.lease().firstToken();
+    }
+
+    @Override
+    public void onToken(long requestId, long nowNanos, int index, int tokenId) {}
+
+    @Override
+    public void onFinished(long requestId, long nowNanos, String reason) {
+      InFlight f = inFlight.remove(requestId);
+      if (!EngineRequest.LENGTH.equals(reason)) {
+        throw new IllegalStateException("request " + requestId + " on replica " + replica + " ended with " + reason);
+      }
+      f.routed.lease().release();
+      router.finished(f.routed, f.outputTokens);
+      figures.record(f.routed.promptTokens().length, f.cachedTokens, f.ttftNanos / 1e9);
+      Conversation c = f.conversation;
+      double think = c.currentTurn().thinkSeconds();
+      c.reply(f.replyText);
+      if (!c.done()) {
+        schedule(nowNanos + secondsToNanos(think), c);
+      }
+    }
+  }
+}

@@ -1,0 +1,91 @@
+package dev.kvroute.bench.sim;
+
+import dev.kvroute.bench.report.PolicyFigures;
+import dev.kvroute.bench.report.RunReport;
+import dev.kvroute.bench.workload.Workload;
+import dev.kvroute.core.tokenize.PromptTokenizer;
+import dev.kvroute.core.tokenize.SingleTokenVocabulary;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Objects;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+
+/**
+ * The discrete-event simulator: replays a workload under each policy in virtual time, every policy
+ * against a fresh fleet of the mock engine's {@code EngineModel}s and the same sessions, and reports
+ * the explainer's figures in model seconds.
+ *
+ * <p>Policies run independently (each owns its engines, router and clock), in parallel on up to
+ * {@code threads} threads; the result does not depend on the thread count or order.
+ *
+ * <p>Thread-safe.
+ */
+public final class Simulator {
+  private final PromptTokenizer tokenizer;
+  private final SingleTokenVocabulary vocabulary;
+  private final SimPolicies policies;
+  private final int threads;
+
+  /**
+   * @param tokenizer the prompt tokenizer the router uses (shared, thread-safe)
+   * @param vocabulary the words engines generate replies from
+   * @param policies how each policy name becomes a router
+   * @param threads policies simulated at once (at least 1)
+   */
+  public Simulator(
+      PromptTokenizer tokenizer, SingleTokenVocabulary vocabulary, SimPolicies policies, int threads) {
+    this.tokenizer = Objects.requireNonNull(tokenizer, "tokenizer");
+    this.vocabulary = Objects.requireNonNull(vocabulary, "vocabulary");
+    this.policies = Objects.requireNonNull(policies, "policies");
+    if (threads < 1) {
+      throw new IllegalArgumentException("threads: " + threads + " (expected: >= 1)");
+    }
+    this.threads = threads;
+  }
+
+  /**
+   * Simulates {@code workload} under {@code policy}.
+   *
+   * @throws IllegalArgumentException if the policy name is unknown
+   */
+  public PolicyFigures run(Workload workload, String policy) {
+    policies.check(policy);
+    Simulation sim =
+        new Simulation(workload, vocabulary, fleet -> policies.router(policy, fleet, tokenizer));
+    return sim.run(policy);
+  }
+
+  /**
+   * Simulates {@code workload} under each of {@code policyNames}, in that order in the report.
+   *
+   * @throws IllegalArgumentException if a policy name is unknown
+   */
+  public RunReport runAll(Workload workload, List<String> policyNames) {
+    policyNames.forEach(policies::check);
+    ExecutorService pool = Executors.newFixedThreadPool(Math.min(threads, Math.max(1, policyNames.size())));
+    try {
+      List<Future<PolicyFigures>> futures = new ArrayList<>();
+      for (String p : policyNames) {
+        futures.add(pool.submit(() -> run(workload, p)));
+      }
+      List<PolicyFigures> out = new ArrayList<>();
+      for (Future<PolicyFigures> f : futures) {
+        out.add(f.get());
+      }
+      return new RunReport(workload.name(), null, out);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new IllegalStateException("interrupted", e);
+    } catch (ExecutionException e) {
+      if (e.getCause() instanceof RuntimeException r) {
+        throw r;
+      }
+      throw new IllegalStateException(e.getCause());
+    } finally {
+      pool.shutdownNow();
+    }
+  }
+}
