@@ -4,16 +4,40 @@ import dev.kvroute.core.index.PrefixIndex;
 import dev.kvroute.core.load.Lease;
 import dev.kvroute.core.load.LoadTracker;
 import dev.kvroute.core.policy.Decision;
+import dev.kvroute.core.policy.RoutingContext;
+import dev.kvroute.core.policy.RoutingPolicy;
 import dev.kvroute.core.request.RequestView;
+import dev.kvroute.core.tokenize.PromptTokenizer;
 import java.util.Collection;
 
 /**
  * The routing brain: tokenizes a request, matches it against the prefix index, asks the policy, takes
  * a load lease, and records the prompt in the chosen backend's view. No networking.
  *
+ * <p>{@code route} does, in order: tokenize ({@link PromptTokenizer}, segment-cached); one
+ * {@link PrefixIndex#match} descent; build one {@link dev.kvroute.core.policy.Candidate} per
+ * registered backend of {@code healthy}, sorted by {@link BackendId} (so the order never depends on
+ * the caller's collection), with its matched tokens and its {@link LoadTracker#load load}; ask the
+ * policy; record the whole prompt in the chosen backend's index view; and take a lease charging the
+ * backend {@code promptTokens - predictedCachedTokens} prefill tokens. Backends in {@code healthy}
+ * that were never {@link #addBackend added} (or were removed meanwhile) are ignored.
+ *
  * <p>Thread-safe: the proxy calls it from every event loop; the simulator from one thread.
  */
 public interface RouterCore {
+
+  /**
+   * A router core over the given parts; nothing is registered yet.
+   *
+   * @param policy decides among the candidates
+   * @param tokenizer turns requests into the tokens the index sees
+   * @param index the prefix index; its page size also sizes {@link RoutingContext#firstPageHash}
+   * @param loads the load tracker leases are taken from
+   */
+  static RouterCore create(
+      RoutingPolicy policy, PromptTokenizer tokenizer, PrefixIndex index, LoadTracker loads) {
+    return new DefaultRouterCore(policy, tokenizer, index, loads);
+  }
 
   /** The outcome of routing one request. */
   interface Routed {
@@ -40,20 +64,43 @@ public interface RouterCore {
    * Routes {@code view} to one of {@code healthy}, records the prompt in the chosen backend's index
    * view and takes a load lease.
    *
-   * @throws IllegalStateException if {@code healthy} is empty
+   * @throws IllegalStateException if no backend of {@code healthy} is registered
    */
   Routed route(RequestView view, Collection<BackendId> healthy);
 
-  /** As {@link #route(RequestView, Collection)} for a prompt already in tokens (simulator, token-id prompts). */
+  /**
+   * As {@link #route(RequestView, Collection)} for a prompt already in tokens (simulator, token-id
+   * prompts).
+   *
+   * @param sessionKey the request's session key, or {@code null}
+   * @throws IllegalStateException if no backend of {@code healthy} is registered
+   */
   Routed route(int[] promptTokens, String sessionKey, Collection<BackendId> healthy);
 
-  /** The decision {@code view} would get now, with no side effect on the index, loads or policy state. */
+  /**
+   * The decision {@code view} would get now, with no side effect on the index, loads or policy state
+   * (see {@link RoutingPolicy#explain}).
+   *
+   * @throws IllegalStateException if no backend of {@code healthy} is registered
+   */
   Decision explain(RequestView view, Collection<BackendId> healthy);
+
+  /**
+   * As {@link #explain(RequestView, Collection)} for a prompt already in tokens.
+   *
+   * @throws IllegalStateException if no backend of {@code healthy} is registered
+   */
+  Decision explain(int[] promptTokens, String sessionKey, Collection<BackendId> healthy);
 
   /** Tokenizes {@code view}'s prompt as the index sees it (segment-cached). */
   int[] tokens(RequestView view);
 
+  /** The prefix index (e.g. to append a finished response's tokens to a backend's view). */
   PrefixIndex index();
 
+  /** The load tracker leases come from. */
   LoadTracker loads();
+
+  /** The routing policy. */
+  RoutingPolicy policy();
 }

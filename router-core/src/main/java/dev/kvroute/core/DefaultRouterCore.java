@@ -1,0 +1,131 @@
+package dev.kvroute.core;
+
+import dev.kvroute.core.index.PrefixIndex;
+import dev.kvroute.core.index.PrefixMatch;
+import dev.kvroute.core.load.Lease;
+import dev.kvroute.core.load.LoadTracker;
+import dev.kvroute.core.policy.Candidate;
+import dev.kvroute.core.policy.Decision;
+import dev.kvroute.core.policy.RoutingContext;
+import dev.kvroute.core.policy.RoutingPolicy;
+import dev.kvroute.core.request.RequestView;
+import dev.kvroute.core.tokenize.PromptTokenizer;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Collection;
+import java.util.List;
+import java.util.Objects;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+
+/** {@link RouterCore} composing a policy, a prompt tokenizer, a prefix index and a load tracker. */
+final class DefaultRouterCore implements RouterCore {
+  private final RoutingPolicy policy;
+  private final PromptTokenizer tokenizer;
+  private final PrefixIndex index;
+  private final LoadTracker loads;
+  private final Set<BackendId> registered = ConcurrentHashMap.newKeySet();
+
+  DefaultRouterCore(
+      RoutingPolicy policy, PromptTokenizer tokenizer, PrefixIndex index, LoadTracker loads) {
+    this.policy = Objects.requireNonNull(policy, "policy");
+    this.tokenizer = Objects.requireNonNull(tokenizer, "tokenizer");
+    this.index = Objects.requireNonNull(index, "index");
+    this.loads = Objects.requireNonNull(loads, "loads");
+  }
+
+  @Override
+  public void addBackend(BackendId backend, long capacityTokens) {
+    index.addBackend(backend, capacityTokens);
+    registered.add(backend);
+  }
+
+  @Override
+  public void removeBackend(BackendId backend) {
+    registered.remove(backend);
+    index.removeBackend(backend);
+    loads.remove(backend);
+  }
+
+  @Override
+  public Routed route(RequestView view, Collection<BackendId> healthy) {
+    return route(tokenizer.tokenize(view), view.sessionKey(), healthy);
+  }
+
+  @Override
+  public Routed route(int[] promptTokens, String sessionKey, Collection<BackendId> healthy) {
+    Decision decision = policy.choose(context(promptTokens, sessionKey, healthy));
+    BackendId chosen = decision.backend();
+    int predicted = Math.min(decision.matchedTokens(), promptTokens.length);
+    try {
+      index.insert(chosen, promptTokens);
+    } catch (IllegalArgumentException e) {
+      if (registered.contains(chosen)) {
+        throw e;
+      }
+      // Removed while this request was being routed: its view is gone, nothing to record.
+    }
+    Lease lease = loads.acquire(chosen, promptTokens.length - predicted);
+    return new RoutedRequest(decision, promptTokens, predicted, lease);
+  }
+
+  @Override
+  public Decision explain(RequestView view, Collection<BackendId> healthy) {
+    return explain(tokenizer.tokenize(view), view.sessionKey(), healthy);
+  }
+
+  @Override
+  public Decision explain(int[] promptTokens, String sessionKey, Collection<BackendId> healthy) {
+    return policy.explain(context(promptTokens, sessionKey, healthy));
+  }
+
+  private RoutingContext context(
+      int[] promptTokens, String sessionKey, Collection<BackendId> healthy) {
+    BackendId[] backends = healthy.toArray(BackendId[]::new);
+    Arrays.sort(backends);
+    PrefixMatch match = index.match(promptTokens);
+    List<Candidate> candidates = new ArrayList<>(backends.length);
+    BackendId previous = null;
+    for (BackendId b : backends) {
+      if (b.equals(previous) || !registered.contains(b)) {
+        continue;
+      }
+      previous = b;
+      int matched = Math.min(match.matched(b), promptTokens.length);
+      candidates.add(new Candidate(b, matched, loads.load(b)));
+    }
+    if (candidates.isEmpty()) {
+      throw new IllegalStateException(
+          "healthy: no registered backend among "
+              + healthy
+              + " (expected: at least one backend added with addBackend)");
+    }
+    long firstPageHash = RoutingContext.firstPageHash(promptTokens, index.pageSizeTokens());
+    return new RoutingContext(promptTokens.length, sessionKey, firstPageHash, candidates);
+  }
+
+  @Override
+  public int[] tokens(RequestView view) {
+    return tokenizer.tokenize(view);
+  }
+
+  @Override
+  public PrefixIndex index() {
+    return index;
+  }
+
+  @Override
+  public LoadTracker loads() {
+    return loads;
+  }
+
+  @Override
+  public RoutingPolicy policy() {
+    return policy;
+  }
+
+  /** The outcome of one {@code route} call. */
+  private record RoutedRequest(
+      Decision decision, int[] promptTokens, int predictedCachedTokens, Lease lease)
+      implements Routed {}
+}
