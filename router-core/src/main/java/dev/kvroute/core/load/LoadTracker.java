@@ -26,6 +26,7 @@ public interface LoadTracker {
   /** Forgets {@code backend}; live leases on it still release safely. */
   void remove(BackendId backend);
 
+  /** A lock-free tracker on per-backend atomic counters; backends appear on first use. */
   static LoadTracker create() {
     return new DefaultLoadTracker();
   }

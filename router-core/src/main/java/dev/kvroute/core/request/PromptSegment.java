@@ -1,5 +1,6 @@
 package dev.kvroute.core.request;
 
+import java.util.Arrays;
 import java.util.Objects;
 
 /**
@@ -17,20 +18,44 @@ import java.util.Objects;
  * @param tokenIds token ids given by the client, used as they are; {@code null} for text
  */
 public record PromptSegment(String role, String text, int[] tokenIds) {
+  /** @throws IllegalArgumentException unless exactly one of {@code text} and {@code tokenIds} is given */
   public PromptSegment {
     if ((text == null) == (tokenIds == null)) {
       throw new IllegalArgumentException("exactly one of text and tokenIds must be given");
     }
   }
 
+  /** A text segment; {@code role} is {@code null} for completion prompts. */
   public static PromptSegment text(String role, String text) {
     return new PromptSegment(role, Objects.requireNonNull(text, "text"), null);
   }
 
+  /** A segment of client-given token ids, used as they are. */
   public static PromptSegment tokens(int[] tokenIds) {
     return new PromptSegment(null, null, Objects.requireNonNull(tokenIds, "tokenIds"));
   }
 
+  /** Equal when role, text and token ids (by content) are equal. */
+  @Override
+  public boolean equals(Object o) {
+    return o instanceof PromptSegment p
+        && Objects.equals(role, p.role)
+        && Objects.equals(text, p.text)
+        && Arrays.equals(tokenIds, p.tokenIds);
+  }
+
+  @Override
+  public int hashCode() {
+    return Objects.hash(role, text) * 31 + Arrays.hashCode(tokenIds);
+  }
+
+  @Override
+  public String toString() {
+    return "PromptSegment[role=" + role + ", "
+        + (tokenIds != null ? tokenIds.length + " token ids" : "text=" + text) + "]";
+  }
+
+  /** Whether this segment is given as token ids rather than text. */
   public boolean isTokens() {
     return tokenIds != null;
   }

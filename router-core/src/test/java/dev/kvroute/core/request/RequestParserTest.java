@@ -211,6 +211,11 @@ class RequestParserTest {
   void completionPromptTokenIdLists() throws Exception {
     RequestView v = parse(Endpoint.COMPLETIONS, "{'prompt':[[4,5],[6]]}");
     assertThat(v.segments().get(0).tokenIds()).containsExactly(4, 5);
+    // segments compare token ids by content
+    assertThat(v.segments()).containsExactly(PromptSegment.tokens(new int[] {4, 5}));
+    assertThat(PromptSegment.tokens(new int[] {4, 5}))
+        .hasSameHashCodeAs(PromptSegment.tokens(new int[] {4, 5}))
+        .isNotEqualTo(PromptSegment.tokens(new int[] {4, 6}));
   }
 
   // ---- SGLang /generate -----------------------------------------------------------------------
