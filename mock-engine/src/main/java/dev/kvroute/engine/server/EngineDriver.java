@@ -1,0 +1,234 @@
+package dev.kvroute.engine.server;
+
+import dev.kvroute.engine.model.EngineListener;
+import dev.kvroute.engine.model.EngineModel;
+import dev.kvroute.engine.model.EngineRequest;
+import io.netty.channel.EventLoop;
+import io.netty.util.concurrent.ScheduledFuture;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * Drives one {@link EngineModel} in wall-clock time on one event loop: model time is the wall time
+ * elapsed since start times the time scale K. After every change it schedules a single timer at the
+ * wall time of the model's next event ({@code nextEventNanos / K}); the timer advances the model to
+ * the current model time, hands the events to the requests' {@link Sink sinks}, records metrics, and
+ * flushes every sink written to in that pass (one flush per connection per pass). Events carry their
+ * model time, so a late timer delays writes but never the reported times.
+ *
+ * <p>Not thread-safe: every method must run on {@link #loop()}.
+ */
+final class EngineDriver implements EngineListener {
+
+  /** Where one request's events go. Called on the loop, during {@link EngineModel#advanceTo}. */
+  interface Sink {
+    void onFirstToken(long engineId, int cachedTokens);
+
+    void onToken(long engineId, int index);
+
+    void onFinished(long engineId, String reason);
+
+    /** Flushes what the callbacks of this pass wrote. */
+    void flush();
+  }
+
+  private static final class Tracked {
+    final Sink sink;
+    final long arrival;
+    long firstToken = -1;
+    long scheduled;
+    long lastToken;
+    int tokens;
+
+    Tracked(Sink sink, long arrival) {
+      this.sink = sink;
+      this.arrival = arrival;
+    }
+  }
+
+  private final EventLoop loop;
+  private final EngineModel model;
+  private final double timeScale;
+  private final long startWall;
+  private final EngineMetrics metrics;
+  private final Map<Long, Tracked> tracked = new HashMap<>();
+  private final ArrayList<Sink> dirty = new ArrayList<>();
+  private ScheduledFuture<?> timer;
+  private long timerModelNanos = Long.MAX_VALUE;
+  private boolean advancing;
+  private long nextId = 1;
+
+  EngineDriver(EventLoop loop, EngineModel model, double timeScale, long startWall, EngineMetrics metrics) {
+    this.loop = loop;
+    this.model = model;
+    this.timeScale = timeScale;
+    this.startWall = startWall;
+    this.metrics = metrics;
+  }
+
+  EventLoop loop() {
+    return loop;
+  }
+
+  EngineModel model() {
+    return model;
+  }
+
+  /** Model nanoseconds since start. */
+  long modelNow() {
+    return (long) ((System.nanoTime() - startWall) * timeScale);
+  }
+
+  /** Reserves {@code n} consecutive engine request ids; returns the first. */
+  long reserveIds(int n) {
+    long first = nextId;
+    nextId += n;
+    return first;
+  }
+
+  /** Submits requests arriving now, all reporting to {@code sink}. */
+  void submit(EngineRequest[] requests, Sink sink) {
+    long now = modelNow();
+    advance(now);
+    for (EngineRequest r : requests) {
+      model.submit(r, now);
+      tracked.put(r.id(), new Tracked(sink, now));
+    }
+    reschedule();
+  }
+
+  /** Aborts a request now (counted as {@code abort}); deferred if called during an advance. */
+  void abort(long engineId) {
+    if (advancing) {
+      loop.execute(() -> abort(engineId));
+      return;
+    }
+    if (!tracked.containsKey(engineId)) {
+      return;
+    }
+    advancing = true;
+    try {
+      model.abort(engineId, Math.max(modelNow(), 0), this);
+    } finally {
+      advancing = false;
+    }
+    flushDirty();
+    reschedule();
+  }
+
+  /** Marks a sink as written to in this pass; it is flushed at the end of the pass. */
+  void markDirty(Sink sink) {
+    dirty.add(sink);
+  }
+
+  private void advance(long now) {
+    advancing = true;
+    try {
+      model.advanceTo(now, this);
+    } finally {
+      advancing = false;
+    }
+    flushDirty();
+  }
+
+  private void flushDirty() {
+    if (dirty.isEmpty()) {
+      return;
+    }
+    Sink last = null;
+    for (Sink s : dirty) {
+      if (s != last) {
+        s.flush();
+        last = s;
+      }
+    }
+    dirty.clear();
+  }
+
+  private void tick() {
+    timer = null;
+    timerModelNanos = Long.MAX_VALUE;
+    advance(modelNow());
+    reschedule();
+  }
+
+  private void reschedule() {
+    long next = model.nextEventNanos();
+    if (next == Long.MAX_VALUE) {
+      if (timer != null) {
+        timer.cancel(false);
+        timer = null;
+        timerModelNanos = Long.MAX_VALUE;
+      }
+      return;
+    }
+    if (timer != null) {
+      if (timerModelNanos <= next) {
+        return;
+      }
+      timer.cancel(false);
+    }
+    long dueWall = (long) Math.ceil(next / timeScale);
+    long delay = Math.max(0, dueWall - (System.nanoTime() - startWall));
+    timerModelNanos = next;
+    timer = loop.schedule(this::tick, delay, TimeUnit.NANOSECONDS);
+  }
+
+  @Override
+  public void onFirstToken(long id, long now, int cachedTokens, long prefillNanos, long queueNanos) {
+    Tracked t = tracked.get(id);
+    if (t == null) {
+      return;
+    }
+    t.firstToken = now;
+    t.scheduled = now - prefillNanos;
+    metrics.ttft.observe((now - t.arrival) / 1e9);
+    metrics.queue.observe(queueNanos / 1e9);
+    metrics.prefill.observe(prefillNanos / 1e9);
+    t.sink.onFirstToken(id, cachedTokens);
+  }
+
+  @Override
+  public void onToken(long id, long now, int index, int tokenId) {
+    Tracked t = tracked.get(id);
+    if (t == null) {
+      return;
+    }
+    if (index > 0) {
+      metrics.itl.observe((now - t.lastToken) / 1e9);
+    }
+    t.lastToken = now;
+    t.tokens = index + 1;
+    t.sink.onToken(id, index);
+  }
+
+  @Override
+  public void onFinished(long id, long now, String reason) {
+    Tracked t = tracked.remove(id);
+    metrics.finished(reason);
+    if (t == null) {
+      return;
+    }
+    if (!EngineRequest.ABORT.equals(reason)) {
+      metrics.e2e.observe((now - t.arrival) / 1e9);
+      if (t.firstToken >= 0) {
+        metrics.decode.observe((t.lastToken - t.firstToken) / 1e9);
+        metrics.inference.observe((now - t.scheduled) / 1e9);
+        if (t.tokens > 1) {
+          metrics.tpot.observe((t.lastToken - t.firstToken) / 1e9 / (t.tokens - 1));
+        }
+      }
+    }
+    t.sink.onFinished(id, reason);
+  }
+
+  /** Cancels the timer; the model is left as it is. */
+  void stop() {
+    if (timer != null) {
+      timer.cancel(false);
+      timer = null;
+    }
+  }
+}

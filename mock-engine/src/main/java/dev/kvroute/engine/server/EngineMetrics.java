@@ -1,0 +1,197 @@
+package dev.kvroute.engine.server;
+
+import dev.kvroute.engine.model.EngineConfig;
+import dev.kvroute.engine.model.EngineStats;
+
+/**
+ * One mock engine's {@code /metrics}, in the Prometheus text format with vLLM's exact metric names,
+ * labels ({@code model_name}, {@code engine}) and histogram buckets ({@code
+ * vllm/v1/metrics/loggers.py}), written directly because Micrometer cannot produce names with colons.
+ * Counters are exposed with the {@code _total} suffix, histograms with {@code _bucket}, {@code _sum}
+ * and {@code _count}, as {@code prometheus_client} does. Every time is in model seconds.
+ *
+ * <p>Not thread-safe: updated and rendered on the engine's event loop.
+ */
+final class EngineMetrics {
+  static final double[] TTFT_BUCKETS = {
+    0.001, 0.005, 0.01, 0.02, 0.04, 0.06, 0.08, 0.1, 0.25, 0.5, 0.75, 1.0, 2.5, 5.0, 7.5, 10, 20, 40,
+    80, 160, 640, 2560
+  };
+  static final double[] ITL_BUCKETS = {
+    0.01, 0.025, 0.05, 0.075, 0.1, 0.15, 0.2, 0.3, 0.4, 0.5, 0.75, 1.0, 2.5, 5.0, 7.5, 10, 20, 40, 80
+  };
+  static final double[] REQUEST_BUCKETS = {
+    0.3, 0.5, 0.8, 1.0, 1.5, 2.0, 2.5, 5, 10, 15, 20, 30, 40, 50, 60, 120, 240, 480, 960, 1920, 7680
+  };
+
+  /** A cumulative histogram with fixed upper bounds. */
+  static final class Histogram {
+    final double[] bounds;
+    final long[] counts;
+    long count;
+    double sum;
+
+    Histogram(double[] bounds) {
+      this.bounds = bounds;
+      this.counts = new long[bounds.length];
+    }
+
+    void observe(double v) {
+      count++;
+      sum += v;
+      for (int i = 0; i < bounds.length; i++) {
+        if (v <= bounds[i]) {
+          counts[i]++;
+          return;
+        }
+      }
+    }
+  }
+
+  final Histogram ttft = new Histogram(TTFT_BUCKETS);
+  final Histogram itl = new Histogram(ITL_BUCKETS);
+  final Histogram tpot = new Histogram(ITL_BUCKETS);
+  final Histogram e2e = new Histogram(REQUEST_BUCKETS);
+  final Histogram queue = new Histogram(REQUEST_BUCKETS);
+  final Histogram prefill = new Histogram(REQUEST_BUCKETS);
+  final Histogram decode = new Histogram(REQUEST_BUCKETS);
+  final Histogram inference = new Histogram(REQUEST_BUCKETS);
+  long successStop;
+  long successLength;
+  long successAbort;
+
+  private final String labels;
+  private final String modelName;
+  private final String engine;
+
+  EngineMetrics(String modelName, String engine) {
+    this.modelName = modelName;
+    this.engine = engine;
+    this.labels = "engine=" + label(engine) + ",model_name=" + label(modelName);
+  }
+
+  void finished(String reason) {
+    switch (reason) {
+      case "stop" -> successStop++;
+      case "length" -> successLength++;
+      default -> successAbort++;
+    }
+  }
+
+  /** The exposition text, with gauges read from {@code stats}. */
+  String render(EngineStats stats, EngineConfig config, double modelSeconds, double timeScale) {
+    StringBuilder sb = new StringBuilder(16 * 1024);
+    gauge(sb, "vllm:num_requests_running", "Number of requests in model execution batches.", stats.running());
+    gauge(sb, "vllm:num_requests_waiting", "Number of requests waiting to be processed.", stats.waiting());
+    gauge(sb, "vllm:kv_cache_usage_perc", "KV-cache usage. 1 means 100 percent usage.", stats.kvUsage());
+    gauge(sb, "vllm:gpu_cache_usage_perc",
+        "GPU KV-cache usage. 1 means 100 percent usage. DEPRECATED: Use vllm:kv_cache_usage_perc.",
+        stats.kvUsage());
+    counter(sb, "vllm:prefix_cache_queries",
+        "Prefix cache queries, in terms of number of queried tokens.", stats.prefixQueryTokens());
+    counter(sb, "vllm:prefix_cache_hits",
+        "Prefix cache hits, in terms of number of cached tokens.", stats.prefixHitTokens());
+    counter(sb, "vllm:gpu_prefix_cache_queries",
+        "GPU prefix cache queries. DEPRECATED: Use vllm:prefix_cache_queries.", stats.prefixQueryTokens());
+    counter(sb, "vllm:gpu_prefix_cache_hits",
+        "GPU prefix cache hits. DEPRECATED: Use vllm:prefix_cache_hits.", stats.prefixHitTokens());
+    counter(sb, "vllm:num_preemptions", "Cumulative number of preemption from the engine.", stats.preemptions());
+    counter(sb, "vllm:prompt_tokens", "Number of prefill tokens processed.", stats.promptTokens());
+    counter(sb, "vllm:generation_tokens", "Number of generation tokens processed.", stats.generationTokens());
+
+    sb.append("# HELP vllm:request_success Count of successfully processed requests.\n");
+    sb.append("# TYPE vllm:request_success counter\n");
+    success(sb, "stop", successStop);
+    success(sb, "length", successLength);
+    success(sb, "abort", successAbort);
+
+    histogram(sb, "vllm:time_to_first_token_seconds", "Histogram of time to first token in seconds.", ttft);
+    histogram(sb, "vllm:inter_token_latency_seconds", "Histogram of inter-token latency in seconds.", itl);
+    histogram(sb, "vllm:request_time_per_output_token_seconds",
+        "Histogram of time_per_output_token_seconds per request.", tpot);
+    histogram(sb, "vllm:e2e_request_latency_seconds",
+        "Histogram of e2e request latency in seconds.", e2e);
+    histogram(sb, "vllm:request_queue_time_seconds",
+        "Histogram of time spent in WAITING phase for request.", queue);
+    histogram(sb, "vllm:request_prefill_time_seconds",
+        "Histogram of time spent in PREFILL phase for request.", prefill);
+    histogram(sb, "vllm:request_decode_time_seconds",
+        "Histogram of time spent in DECODE phase for request.", decode);
+    histogram(sb, "vllm:request_inference_time_seconds",
+        "Histogram of time spent in RUNNING phase for request.", inference);
+
+    sb.append("# HELP vllm:cache_config_info Information of the LLMEngine CacheConfig\n");
+    sb.append("# TYPE vllm:cache_config_info gauge\n");
+    sb.append("vllm:cache_config_info{block_size=\"").append(config.blockSizeTokens())
+        .append("\",cache_dtype=\"auto\",enable_prefix_caching=\"True\",engine=").append(label(engine))
+        .append(",num_gpu_blocks=\"").append(config.numGpuBlocks())
+        .append("\",prefix_caching_hash_algo=\"kvroute-chained-64\"} 1.0\n");
+
+    String kv = "model_name=" + label(modelName);
+    sb.append("# HELP kvroute_mock_model_time_seconds Model time since the engine started (wall time x time scale).\n");
+    sb.append("# TYPE kvroute_mock_model_time_seconds gauge\n");
+    sb.append("kvroute_mock_model_time_seconds{").append(kv).append("} ").append(num(modelSeconds)).append('\n');
+    sb.append("# HELP kvroute_mock_time_scale Model seconds per wall-clock second.\n");
+    sb.append("# TYPE kvroute_mock_time_scale gauge\n");
+    sb.append("kvroute_mock_time_scale{").append(kv).append("} ").append(num(timeScale)).append('\n');
+    sb.append("# HELP kvroute_mock_prefill_busy_seconds Model seconds the engine spent computing prefill.\n");
+    sb.append("# TYPE kvroute_mock_prefill_busy_seconds counter\n");
+    sb.append("kvroute_mock_prefill_busy_seconds_total{").append(kv).append("} ")
+        .append(num(stats.prefillNanos() / 1e9)).append('\n');
+    sb.append("# HELP kvroute_mock_evicted_blocks Cached KV blocks evicted to make room.\n");
+    sb.append("# TYPE kvroute_mock_evicted_blocks counter\n");
+    sb.append("kvroute_mock_evicted_blocks_total{").append(kv).append("} ")
+        .append(num(stats.evictedBlocks())).append('\n');
+    sb.append("# HELP kvroute_mock_cached_blocks KV blocks holding a cached prefix (held or evictable).\n");
+    sb.append("# TYPE kvroute_mock_cached_blocks gauge\n");
+    sb.append("kvroute_mock_cached_blocks{").append(kv).append("} ")
+        .append(num(stats.cachedBlocks())).append('\n');
+    return sb.toString();
+  }
+
+  private void success(StringBuilder sb, String reason, long v) {
+    sb.append("vllm:request_success_total{").append(labels).append(",finished_reason=\"")
+        .append(reason).append("\"} ").append(num(v)).append('\n');
+  }
+
+  private void gauge(StringBuilder sb, String name, String help, double v) {
+    sb.append("# HELP ").append(name).append(' ').append(help).append('\n');
+    sb.append("# TYPE ").append(name).append(" gauge\n");
+    sb.append(name).append('{').append(labels).append("} ").append(num(v)).append('\n');
+  }
+
+  private void counter(StringBuilder sb, String name, String help, double v) {
+    sb.append("# HELP ").append(name).append(' ').append(help).append('\n');
+    sb.append("# TYPE ").append(name).append(" counter\n");
+    sb.append(name).append("_total{").append(labels).append("} ").append(num(v)).append('\n');
+  }
+
+  private void histogram(StringBuilder sb, String name, String help, Histogram h) {
+    sb.append("# HELP ").append(name).append(' ').append(help).append('\n');
+    sb.append("# TYPE ").append(name).append(" histogram\n");
+    long cumulative = 0;
+    for (int i = 0; i < h.bounds.length; i++) {
+      cumulative += h.counts[i];
+      sb.append(name).append("_bucket{").append(labels).append(",le=\"").append(num(h.bounds[i]))
+          .append("\"} ").append(num(cumulative)).append('\n');
+    }
+    sb.append(name).append("_bucket{").append(labels).append(",le=\"+Inf\"} ").append(num(h.count)).append('\n');
+    sb.append(name).append("_count{").append(labels).append("} ").append(num(h.count)).append('\n');
+    sb.append(name).append("_sum{").append(labels).append("} ").append(num(h.sum)).append('\n');
+  }
+
+  /** A sample value as Python's prometheus_client prints it ({@code 3.0}, {@code 0.25}). */
+  static String num(double v) {
+    if (Double.isInfinite(v)) {
+      return v > 0 ? "+Inf" : "-Inf";
+    }
+    if (v == Math.rint(v) && Math.abs(v) < 1e15) {
+      return (long) v + ".0";
+    }
+    return Double.toString(v);
+  }
+
+  private static String label(String v) {
+    return '"' + v.replace("\\", "\\\\").replace("\"", "\\\"").replace("\n", "\\n") + '"';
+  }
+}

@@ -1,0 +1,612 @@
+package dev.kvroute.engine.server;
+
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.kvroute.core.request.Endpoint;
+import dev.kvroute.core.request.InvalidRequestException;
+import dev.kvroute.core.request.PromptSegment;
+import dev.kvroute.core.request.RequestView;
+import dev.kvroute.engine.model.EngineConfig;
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.ByteBufUtil;
+import io.netty.buffer.Unpooled;
+import io.netty.channel.ChannelFutureListener;
+import io.netty.channel.ChannelHandlerContext;
+import io.netty.channel.ChannelInboundHandlerAdapter;
+import io.netty.handler.codec.http.DefaultFullHttpResponse;
+import io.netty.handler.codec.http.FullHttpRequest;
+import io.netty.handler.codec.http.FullHttpResponse;
+import io.netty.handler.codec.http.HttpHeaderNames;
+import io.netty.handler.codec.http.HttpHeaderValues;
+import io.netty.handler.codec.http.HttpMethod;
+import io.netty.handler.codec.http.HttpResponseStatus;
+import io.netty.handler.codec.http.HttpUtil;
+import io.netty.handler.codec.http.HttpVersion;
+import io.netty.handler.codec.http.QueryStringDecoder;
+import io.netty.util.ReferenceCountUtil;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.UUID;
+import java.util.concurrent.TimeUnit;
+import java.util.logging.Level;
+import java.util.logging.Logger;
+
+/**
+ * Serves one HTTP/1.1 connection of a mock engine: routes each request to its endpoint, validates
+ * generation requests as vLLM does, and runs them as a {@link GenerationExchange}. Requests on one
+ * connection are answered in order; a pipelined request waits until the previous response is complete.
+ * When the connection closes, the request in progress is aborted in the engine at once.
+ *
+ * <p>Not thread-safe; runs on the engine's event loop.
+ */
+final class MockEngineHandler extends ChannelInboundHandlerAdapter {
+  private static final Logger LOG = Logger.getLogger(MockEngineHandler.class.getName());
+  static final ObjectMapper MAPPER = new ObjectMapper();
+  static final String FAULT_HEADER = "x-mock-fault";
+  private static final String VERSION = "0.11.0+kvroute.mock";
+
+  private final NettyMockEngine engine;
+  private final ArrayDeque<FullHttpRequest> pending = new ArrayDeque<>();
+  private ChannelHandlerContext ctx;
+  private boolean busy;
+  private GenerationExchange exchange;
+
+  MockEngineHandler(NettyMockEngine engine) {
+    this.engine = engine;
+  }
+
+  @Override
+  public void handlerAdded(ChannelHandlerContext ctx) {
+    this.ctx = ctx;
+  }
+
+  @Override
+  public void channelRead(ChannelHandlerContext ctx, Object msg) {
+    if (!(msg instanceof FullHttpRequest req)) {
+      ReferenceCountUtil.release(msg);
+      return;
+    }
+    if (busy) {
+      pending.addLast(req);
+      return;
+    }
+    process(req);
+  }
+
+  @Override
+  public void channelInactive(ChannelHandlerContext ctx) {
+    if (exchange != null) {
+      exchange.cancel();
+      exchange = null;
+    }
+    FullHttpRequest r;
+    while ((r = pending.pollFirst()) != null) {
+      r.release();
+    }
+    ctx.fireChannelInactive();
+  }
+
+  @Override
+  public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
+    LOG.log(Level.FINE, "mock engine connection " + ctx.channel().id() + " failed", cause);
+    ctx.close();
+  }
+
+  /** The response to the current request is complete; serves the next pipelined one, if any. */
+  void done() {
+    busy = false;
+    exchange = null;
+    FullHttpRequest next = pending.pollFirst();
+    if (next != null) {
+      if (ctx.channel().isActive()) {
+        process(next);
+      } else {
+        next.release();
+      }
+    }
+  }
+
+  private void process(FullHttpRequest req) {
+    busy = true;
+    try {
+      dispatch(req);
+    } catch (RuntimeException e) {
+      LOG.log(Level.WARNING, "mock engine failed on " + req.method() + " " + req.uri(), e);
+      respondJson(req, 500, Responses.error(500, Responses.INTERNAL_SERVER_ERROR, String.valueOf(e), null), null);
+    } finally {
+      req.release();
+    }
+  }
+
+  private void dispatch(FullHttpRequest req) {
+    String path = new QueryStringDecoder(req.uri()).path();
+    HttpMethod m = req.method();
+    switch (path) {
+      case "/health" -> {
+        if (m.equals(HttpMethod.GET) || m.equals(HttpMethod.HEAD)) {
+          health(req);
+        } else {
+          notAllowed(req);
+        }
+      }
+      case "/ping" -> {
+        if (m.equals(HttpMethod.GET) || m.equals(HttpMethod.POST)) {
+          health(req);
+        } else {
+          notAllowed(req);
+        }
+      }
+      case "/metrics" -> metrics(req);
+      case "/v1/models" -> {
+        if (m.equals(HttpMethod.GET)) {
+          models(req);
+        } else {
+          notAllowed(req);
+        }
+      }
+      case "/version" -> {
+        if (m.equals(HttpMethod.GET)) {
+          respondJson(req, 200, "{\"version\":" + Json.quote(VERSION) + "}", null);
+        } else {
+          notAllowed(req);
+        }
+      }
+      case "/load" -> {
+        if (m.equals(HttpMethod.GET)) {
+          respondJson(req, 200, "{\"server_load\":" + engine.driver.model().activeRequests() + "}", null);
+        } else {
+          notAllowed(req);
+        }
+      }
+      case "/tokenize" -> {
+        if (m.equals(HttpMethod.POST)) {
+          tokenize(req);
+        } else {
+          notAllowed(req);
+        }
+      }
+      case "/detokenize" -> {
+        if (m.equals(HttpMethod.POST)) {
+          detokenize(req);
+        } else {
+          notAllowed(req);
+        }
+      }
+      case "/v1/chat/completions" -> {
+        if (m.equals(HttpMethod.POST)) {
+          generate(req, Endpoint.CHAT_COMPLETIONS);
+        } else {
+          notAllowed(req);
+        }
+      }
+      case "/v1/completions" -> {
+        if (m.equals(HttpMethod.POST)) {
+          generate(req, Endpoint.COMPLETIONS);
+        } else {
+          notAllowed(req);
+        }
+      }
+      case "/mock/faults" -> {
+        if (m.equals(HttpMethod.GET)) {
+          respondJson(req, 200, faultsJson(), null);
+        } else if (m.equals(HttpMethod.PUT) || m.equals(HttpMethod.POST)) {
+          setFaults(req);
+        } else {
+          notAllowed(req);
+        }
+      }
+      default -> respondJson(req, 404, "{\"detail\":\"Not Found\"}", null);
+    }
+  }
+
+  // ---------------------------------------------------------------- simple endpoints
+
+  private void health(FullHttpRequest req) {
+    HealthFault h = engine.faults.health();
+    String header = req.headers().get(FAULT_HEADER);
+    int status = h.status();
+    long delay = h.delayMillis();
+    if (header != null) {
+      try {
+        FaultPlan p = FaultPlan.parse(header);
+        if (p.stall()) {
+          return; // never answers; the connection stays busy until the client closes it
+        }
+        if (p.closeBeforeHeaders()) {
+          ctx.close();
+          return;
+        }
+        if (p.status() != 0) {
+          status = p.status();
+        }
+      } catch (IllegalArgumentException e) {
+        HealthFault hf = HealthFault.parse(header);
+        status = hf.status();
+        delay = hf.delayMillis();
+      }
+    }
+    boolean keepAlive = HttpUtil.isKeepAlive(req);
+    int finalStatus = status;
+    Runnable answer = () -> respond(keepAlive, finalStatus, null, Unpooled.EMPTY_BUFFER, null);
+    if (delay > 0) {
+      ctx.executor().schedule(answer, delay, TimeUnit.MILLISECONDS);
+    } else {
+      answer.run();
+    }
+  }
+
+  private void metrics(FullHttpRequest req) {
+    EngineConfig config = engine.options.engine();
+    String text = engine.metrics.render(
+        engine.driver.model().stats(), config, engine.driver.modelNow() / 1e9, engine.options.timeScale());
+    respond(HttpUtil.isKeepAlive(req), 200, "text/plain; version=0.0.4; charset=utf-8",
+        Unpooled.wrappedBuffer(text.getBytes(StandardCharsets.UTF_8)), null);
+  }
+
+  private void models(FullHttpRequest req) {
+    String name = engine.options.modelName();
+    long created = System.currentTimeMillis() / 1000;
+    String body = "{\"object\":\"list\",\"data\":[{\"id\":" + Json.quote(name)
+        + ",\"object\":\"model\",\"created\":" + created + ",\"owned_by\":\"vllm\",\"root\":"
+        + Json.quote(name) + ",\"parent\":null,\"max_model_len\":" + engine.options.engine().maxModelLen()
+        + ",\"permission\":[]}]}";
+    respondJson(req, 200, body, null);
+  }
+
+  private void tokenize(FullHttpRequest req) {
+    JsonNode root = readJson(req, null);
+    if (root == null) {
+      return;
+    }
+    Endpoint ep = root.has("messages") ? Endpoint.CHAT_COMPLETIONS : Endpoint.COMPLETIONS;
+    int[] tokens;
+    try {
+      RequestView view = engine.parser.parse(ep, ByteBufUtil.getBytes(req.content()), headerLookup(req));
+      tokens = engine.promptTokenizer.tokenize(view);
+    } catch (InvalidRequestException e) {
+      respondJson(req, 400, Responses.error(400, Responses.BAD_REQUEST, e.getMessage(), e.param()), null);
+      return;
+    }
+    StringBuilder sb = new StringBuilder(32 + tokens.length * 7);
+    sb.append("{\"count\":").append(tokens.length).append(",\"max_model_len\":")
+        .append(engine.options.engine().maxModelLen()).append(",\"tokens\":[");
+    for (int i = 0; i < tokens.length; i++) {
+      if (i > 0) {
+        sb.append(',');
+      }
+      sb.append(tokens[i]);
+    }
+    sb.append("],\"token_strs\":null}");
+    respondJson(req, 200, sb.toString(), null);
+  }
+
+  private void detokenize(FullHttpRequest req) {
+    JsonNode root = readJson(req, null);
+    if (root == null) {
+      return;
+    }
+    JsonNode t = root.get("tokens");
+    if (t == null || !t.isArray()) {
+      respondJson(req, 400, Responses.error(400, Responses.BAD_REQUEST,
+          "tokens: expected a list of token ids", "tokens"), null);
+      return;
+    }
+    int[] ids = new int[t.size()];
+    for (int i = 0; i < ids.length; i++) {
+      ids[i] = t.get(i).asInt();
+    }
+    String text;
+    try {
+      text = engine.promptTokenizer.tokenizer().decode(ids);
+    } catch (IllegalArgumentException e) {
+      respondJson(req, 400, Responses.error(400, Responses.BAD_REQUEST_ERROR, e.getMessage(), "tokens"), null);
+      return;
+    }
+    respondJson(req, 200, "{\"prompt\":" + Json.quote(text) + "}", null);
+  }
+
+  private String faultsJson() {
+    FaultControl f = engine.faults;
+    return "{\"requests\":" + Json.quote(f.requests().toString()) + ",\"probability\":" + f.probability()
+        + ",\"health\":" + Json.quote(f.health().toString()) + "}";
+  }
+
+  private void setFaults(FullHttpRequest req) {
+    JsonNode root = readJson(req, null);
+    if (root == null) {
+      return;
+    }
+    try {
+      FaultPlan plan = root.has("requests") ? FaultPlan.parse(root.get("requests").asText()) : null;
+      HealthFault health = root.has("health") ? HealthFault.parse(root.get("health").asText()) : null;
+      Double p = root.has("probability") ? root.get("probability").asDouble(-1) : null;
+      if (p != null) {
+        engine.faults.setProbability(p);
+      }
+      if (plan != null) {
+        engine.faults.setRequests(plan);
+      }
+      if (health != null) {
+        engine.faults.setHealth(health);
+      }
+    } catch (IllegalArgumentException e) {
+      respondJson(req, 400, Responses.error(400, Responses.BAD_REQUEST, e.getMessage(), null), null);
+      return;
+    }
+    respondJson(req, 200, faultsJson(), null);
+  }
+
+  private void notAllowed(FullHttpRequest req) {
+    respondJson(req, 405, "{\"detail\":\"Method Not Allowed\"}", null);
+  }
+
+  // ---------------------------------------------------------------- generation
+
+  private void generate(FullHttpRequest req, Endpoint endpoint) {
+    String requestIdHeader = req.headers().get("x-request-id");
+    String echoId = requestIdHeader != null ? requestIdHeader : UUID.randomUUID().toString().replace("-", "");
+    FaultPlan fault;
+    try {
+      fault = chooseFault(req.headers().get(FAULT_HEADER));
+    } catch (IllegalArgumentException e) {
+      respondJson(req, 400, Responses.error(400, Responses.BAD_REQUEST, e.getMessage(), FAULT_HEADER), echoId);
+      return;
+    }
+    if (fault.closeBeforeHeaders()) {
+      ctx.close();
+      return;
+    }
+    if (fault.stall()) {
+      return; // never answers; busy until the client closes the connection
+    }
+    if (fault.status() != 0) {
+      int s = fault.status();
+      respondJson(req, s, Responses.error(s, Responses.typeFor(s), "mock fault: status " + s, null), echoId);
+      return;
+    }
+    if (engine.faults.health().dead()) {
+      respondJson(req, 500, Responses.error(500, Responses.INTERNAL_SERVER_ERROR,
+          "EngineCore encountered an issue. See stack trace (above) for the root cause.", null), echoId);
+      return;
+    }
+    JsonNode root = readJson(req, echoId);
+    if (root == null) {
+      return;
+    }
+    EngineConfig cfg = engine.options.engine();
+    String served = engine.options.modelName();
+    JsonNode model = root.get("model");
+    if (model != null && !model.isNull() && !served.equals(model.asText())) {
+      respondJson(req, 404, Responses.error(404, Responses.NOT_FOUND_ERROR,
+          "The model `" + model.asText() + "` does not exist.", "model"), echoId);
+      return;
+    }
+    boolean stream;
+    int n;
+    int minTokens;
+    boolean ignoreEos;
+    long seed;
+    Integer maxTokensField;
+    try {
+      stream = bool(root, "stream", false);
+      n = integer(root, "n", 1, 1);
+      minTokens = integer(root, "min_tokens", 0, 0);
+      ignoreEos = bool(root, "ignore_eos", false);
+      JsonNode seedNode = root.get("seed");
+      seed = seedNode == null || seedNode.isNull() ? 0 : seedNode.asLong();
+      maxTokensField = null;
+      if (endpoint == Endpoint.CHAT_COMPLETIONS && present(root, "max_completion_tokens")) {
+        maxTokensField = integer(root, "max_completion_tokens", 0, 0);
+      } else if (present(root, "max_tokens")) {
+        maxTokensField = integer(root, "max_tokens", 0, 0);
+      }
+    } catch (IllegalArgumentException e) {
+      respondJson(req, 400, Responses.error(400, Responses.BAD_REQUEST, e.getMessage(), null), echoId);
+      return;
+    }
+    JsonNode streamOptions = root.get("stream_options");
+    boolean hasStreamOptions = streamOptions != null && !streamOptions.isNull();
+    if (hasStreamOptions && !stream) {
+      respondJson(req, 400, Responses.error(400, Responses.BAD_REQUEST,
+          "Stream options can only be defined when `stream=True`.", "stream_options"), echoId);
+      return;
+    }
+    boolean includeUsage = hasStreamOptions && streamOptions.path("include_usage").asBoolean(true);
+    boolean continuousUsage = hasStreamOptions && streamOptions.path("continuous_usage_stats").asBoolean(false);
+
+    List<int[]> prompts;
+    try {
+      prompts = prompts(req, endpoint, root);
+    } catch (InvalidRequestException e) {
+      respondJson(req, 400, Responses.error(400, Responses.BAD_REQUEST, e.getMessage(), e.param()), echoId);
+      return;
+    }
+    int maxLen = cfg.maxModelLen();
+    int maxTokens = Integer.MAX_VALUE;
+    for (int[] p : prompts) {
+      int requested;
+      if (maxTokensField != null) {
+        requested = maxTokensField;
+      } else if (endpoint == Endpoint.COMPLETIONS) {
+        requested = 16;
+      } else {
+        if (p.length >= maxLen) {
+          respondJson(req, 400, Responses.error(400, Responses.BAD_REQUEST_ERROR,
+              "This model's maximum context length is " + maxLen + " tokens. However, your request has "
+                  + p.length + " input tokens. Please reduce the length of the input messages.",
+              "input_tokens"), echoId);
+          return;
+        }
+        requested = maxLen - p.length;
+      }
+      if (requested < 1) {
+        respondJson(req, 400, Responses.error(400, Responses.BAD_REQUEST_ERROR,
+            "max_tokens must be at least 1, got " + requested + ".", "max_tokens"), echoId);
+        return;
+      }
+      if ((long) p.length + requested > maxLen) {
+        respondJson(req, 400, Responses.error(400, Responses.BAD_REQUEST_ERROR,
+            "This model's maximum context length is " + maxLen + " tokens. However, you requested "
+                + requested + " output tokens and your prompt contains " + p.length
+                + " input tokens, for a total of " + (p.length + (long) requested)
+                + " tokens. Please reduce the length of the input prompt or the number of requested"
+                + " output tokens.",
+            "input_tokens"), echoId);
+        return;
+      }
+      maxTokens = requested; // the same for every prompt of a batch (chat has one prompt)
+    }
+    if (minTokens > maxTokens) {
+      respondJson(req, 400, Responses.error(400, Responses.BAD_REQUEST_ERROR,
+          "min_tokens must be less than or equal to max_tokens=" + maxTokens + ", got " + minTokens + ".",
+          "min_tokens"), echoId);
+      return;
+    }
+    String idBase = requestIdHeader;
+    if (idBase == null) {
+      JsonNode rid = root.get("request_id");
+      idBase = rid != null && rid.isTextual() ? rid.asText() : echoId;
+    }
+    String responseId = (endpoint == Endpoint.CHAT_COMPLETIONS ? "chatcmpl-" : "cmpl-") + idBase;
+    GenerationExchange.Params params = new GenerationExchange.Params(
+        endpoint == Endpoint.CHAT_COMPLETIONS, stream, includeUsage, continuousUsage,
+        HttpUtil.isKeepAlive(req), responseId, echoId, System.currentTimeMillis() / 1000, served,
+        fault, engine.options.enablePromptTokensDetails());
+    exchange = new GenerationExchange(this, ctx, engine, params, prompts, n, maxTokens, minTokens, ignoreEos, seed);
+    exchange.start();
+  }
+
+  /** The prompts of the request: one for chat; for completions, every prompt of a batch. */
+  private List<int[]> prompts(FullHttpRequest req, Endpoint endpoint, JsonNode root)
+      throws InvalidRequestException {
+    byte[] body = ByteBufUtil.getBytes(req.content());
+    RequestView view = engine.parser.parse(endpoint, body, headerLookup(req));
+    List<int[]> prompts = new ArrayList<>();
+    prompts.add(engine.promptTokenizer.tokenize(view));
+    if (endpoint == Endpoint.COMPLETIONS) {
+      JsonNode p = root.get("prompt");
+      boolean batch = p != null && p.isArray() && p.size() > 1 && (p.get(0).isTextual() || p.get(0).isArray());
+      if (batch) {
+        for (int i = 1; i < p.size(); i++) {
+          JsonNode item = p.get(i);
+          if (item.isTextual()) {
+            prompts.add(engine.promptTokenizer.tokenize(
+                Endpoint.COMPLETIONS, List.of(PromptSegment.text(null, item.asText()))));
+          } else if (item.isArray() && item.size() > 0) {
+            int[] ids = new int[item.size()];
+            for (int j = 0; j < ids.length; j++) {
+              if (!item.get(j).canConvertToInt()) {
+                throw new InvalidRequestException("prompt." + i + "." + j + ": expected a token id", "prompt");
+              }
+              ids[j] = item.get(j).asInt();
+            }
+            prompts.add(ids);
+          } else {
+            throw new InvalidRequestException(
+                "prompt." + i + ": expected a string or a non-empty list of token ids", "prompt");
+          }
+        }
+      }
+    }
+    return prompts;
+  }
+
+  private FaultPlan chooseFault(String header) {
+    if (header != null) {
+      return FaultPlan.parse(header);
+    }
+    FaultPlan plan = engine.faults.requests();
+    if (plan.isNone()) {
+      return plan;
+    }
+    double p = engine.faults.probability();
+    return p >= 1 || engine.faultDraw.nextDouble() < p ? plan : FaultPlan.NONE;
+  }
+
+  /** Parses the body as a JSON object, or answers 400 and returns null. */
+  private JsonNode readJson(FullHttpRequest req, String echoId) {
+    JsonNode root;
+    try {
+      root = MAPPER.readTree(ByteBufUtil.getBytes(req.content()));
+    } catch (JsonProcessingException e) {
+      respondJson(req, 400, Responses.error(400, Responses.BAD_REQUEST,
+          "JSON decode error: " + e.getOriginalMessage(), null), echoId);
+      return null;
+    } catch (java.io.IOException e) {
+      respondJson(req, 400, Responses.error(400, Responses.BAD_REQUEST, "JSON decode error: " + e, null), echoId);
+      return null;
+    }
+    if (root == null || !root.isObject()) {
+      respondJson(req, 400, Responses.error(400, Responses.BAD_REQUEST,
+          "Input should be a valid dictionary or object to extract fields from", null), echoId);
+      return null;
+    }
+    return root;
+  }
+
+  private static java.util.function.Function<String, String> headerLookup(FullHttpRequest req) {
+    return name -> req.headers().get(name);
+  }
+
+  private static boolean present(JsonNode root, String field) {
+    JsonNode v = root.get(field);
+    return v != null && !v.isNull();
+  }
+
+  private static boolean bool(JsonNode root, String field, boolean dflt) {
+    JsonNode v = root.get(field);
+    if (v == null || v.isNull()) {
+      return dflt;
+    }
+    if (!v.isBoolean()) {
+      throw new IllegalArgumentException(field + ": expected a boolean, got " + v.getNodeType().name().toLowerCase(Locale.ROOT));
+    }
+    return v.booleanValue();
+  }
+
+  private static int integer(JsonNode root, String field, int dflt, int min) {
+    JsonNode v = root.get(field);
+    if (v == null || v.isNull()) {
+      return dflt;
+    }
+    if (!v.canConvertToInt() || !(v.isIntegralNumber() || (v.isNumber() && v.asDouble() == Math.rint(v.asDouble())))) {
+      throw new IllegalArgumentException(field + ": expected an integer, got " + v);
+    }
+    int i = v.asInt();
+    if (i < min) {
+      throw new IllegalArgumentException(field + ": " + i + " (expected: >= " + min + ")");
+    }
+    return i;
+  }
+
+  // ---------------------------------------------------------------- writing
+
+  void respondJson(FullHttpRequest req, int status, String json, String requestId) {
+    respond(HttpUtil.isKeepAlive(req), status, "application/json",
+        Unpooled.wrappedBuffer(json.getBytes(StandardCharsets.UTF_8)), requestId);
+  }
+
+  /** Writes a complete response and marks the request done. */
+  void respond(boolean keepAlive, int status, String contentType, ByteBuf body, String requestId) {
+    FullHttpResponse res = new DefaultFullHttpResponse(
+        HttpVersion.HTTP_1_1, HttpResponseStatus.valueOf(status), body);
+    if (contentType != null) {
+      res.headers().set(HttpHeaderNames.CONTENT_TYPE, contentType);
+    }
+    if (requestId != null) {
+      res.headers().set("x-request-id", requestId);
+    }
+    HttpUtil.setContentLength(res, body.readableBytes());
+    if (!keepAlive) {
+      res.headers().set(HttpHeaderNames.CONNECTION, HttpHeaderValues.CLOSE);
+      ctx.writeAndFlush(res).addListener(ChannelFutureListener.CLOSE);
+    } else {
+      ctx.writeAndFlush(res);
+    }
+    done();
+  }
+}

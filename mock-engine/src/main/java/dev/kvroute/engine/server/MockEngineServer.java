@@ -1,0 +1,50 @@
+package dev.kvroute.engine.server;
+
+import dev.kvroute.engine.model.EngineStats;
+
+/**
+ * A running mock engine: a vLLM-compatible HTTP server (OpenAI chat and completions, streaming and
+ * not, {@code /v1/models}, {@code /health}, {@code /metrics} with vLLM's names) in front of an {@link
+ * dev.kvroute.engine.model.EngineModel} driven in wall-clock time times the time scale. See {@code
+ * docs/mock-engine.md} for the wire behaviour and fault injection.
+ *
+ * <pre>{@code
+ * try (MockEngineServer engine = MockEngineServer.start(MockEngineOptions.builder().build())) {
+ *   String base = engine.url();   // http://127.0.0.1:PORT
+ * }
+ * }</pre>
+ *
+ * <p>Thread-safe. The engine model itself lives on one event-loop thread.
+ */
+public interface MockEngineServer extends AutoCloseable {
+
+  /**
+   * Starts one engine on its own event-loop thread and returns once it listens.
+   *
+   * @throws IllegalStateException if the port cannot be bound (the cause says why)
+   */
+  static MockEngineServer start(MockEngineOptions options) {
+    return NettyMockEngine.startStandalone(options);
+  }
+
+  /** The bound port. */
+  int port();
+
+  /** {@code http://host:port}, with 127.0.0.1 for a wildcard host. */
+  String url();
+
+  MockEngineOptions options();
+
+  /** The faults injected now; change them while the engine runs. */
+  FaultControl faults();
+
+  /** A snapshot of the engine model's counters and gauges (taken on its thread). */
+  EngineStats stats();
+
+  /** Model nanoseconds since the engine started. */
+  long modelNanos();
+
+  /** Stops listening, closes open connections and frees the event loop if this engine owns it. */
+  @Override
+  void close();
+}

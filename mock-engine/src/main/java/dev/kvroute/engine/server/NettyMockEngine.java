@@ -1,0 +1,244 @@
+package dev.kvroute.engine.server;
+
+import dev.kvroute.core.request.RequestParser;
+import dev.kvroute.core.tokenize.PromptTokenizer;
+import dev.kvroute.core.tokenize.SingleTokenVocabulary;
+import dev.kvroute.core.tokenize.Tokenizer;
+import dev.kvroute.engine.model.EngineModel;
+import dev.kvroute.engine.model.EngineStats;
+import io.netty.bootstrap.ServerBootstrap;
+import io.netty.channel.Channel;
+import io.netty.channel.ChannelInitializer;
+import io.netty.channel.ChannelOption;
+import io.netty.channel.EventLoop;
+import io.netty.channel.EventLoopGroup;
+import io.netty.channel.IoHandlerFactory;
+import io.netty.channel.MultiThreadIoEventLoopGroup;
+import io.netty.channel.ServerChannel;
+import io.netty.channel.epoll.Epoll;
+import io.netty.channel.epoll.EpollIoHandler;
+import io.netty.channel.epoll.EpollServerSocketChannel;
+import io.netty.channel.group.ChannelGroup;
+import io.netty.channel.group.DefaultChannelGroup;
+import io.netty.channel.nio.NioIoHandler;
+import io.netty.channel.socket.SocketChannel;
+import io.netty.channel.socket.nio.NioServerSocketChannel;
+import io.netty.handler.codec.http.HttpObjectAggregator;
+import io.netty.handler.codec.http.HttpServerCodec;
+import io.netty.util.concurrent.DefaultThreadFactory;
+import java.net.InetSocketAddress;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.SplittableRandom;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * One mock engine replica on Netty: its server channel, connections, {@link EngineDriver} and metrics
+ * all live on one event loop (epoll when available, else NIO), so nothing in it needs locking.
+ *
+ * <p>Thread-safe as a {@link MockEngineServer}; the fields below the constructor are confined to the
+ * loop.
+ */
+final class NettyMockEngine implements MockEngineServer {
+  private static final ConcurrentHashMap<String, PromptTokenizer> TOKENIZERS = new ConcurrentHashMap<>();
+
+  final MockEngineOptions options;
+  final EventLoop loop;
+  final EngineDriver driver;
+  final EngineMetrics metrics;
+  final PromptTokenizer promptTokenizer;
+  final RequestParser parser = RequestParser.create();
+  final ReplyGenerator replies;
+  final FaultControl faults;
+  /** Draws which header-less requests get the default fault; used on the loop only. */
+  final SplittableRandom faultDraw;
+  final long startWall;
+  private final EventLoopGroup ownedGroup;
+  private final ChannelGroup connections;
+  private Channel serverChannel;
+  private int port;
+
+  private NettyMockEngine(MockEngineOptions options, EventLoop loop, EventLoopGroup ownedGroup) {
+    this.options = options;
+    this.loop = loop;
+    this.ownedGroup = ownedGroup;
+    this.promptTokenizer = TOKENIZERS.computeIfAbsent(
+        options.tokenizer(), name -> PromptTokenizer.create(Tokenizer.jtokkit(name)));
+    this.replies = new ReplyGenerator(
+        SingleTokenVocabulary.of(promptTokenizer.tokenizer()), options.seed(), options.meanOutputTokens());
+    this.faults = new FaultControl(options.fault(), options.faultProbability(), options.health());
+    this.faultDraw = new SplittableRandom(options.seed() ^ 0x5DEECE66DL);
+    this.metrics = new EngineMetrics(options.modelName(), "0");
+    this.startWall = System.nanoTime();
+    this.driver = new EngineDriver(
+        loop, EngineModel.create(options.engine()), options.timeScale(), startWall, metrics);
+    this.connections = new DefaultChannelGroup(loop);
+  }
+
+  static MockEngineServer startStandalone(MockEngineOptions options) {
+    EventLoopGroup group = newGroup(1);
+    try {
+      NettyMockEngine e = new NettyMockEngine(options, group.next(), group);
+      e.bind(options.port());
+      return e;
+    } catch (RuntimeException ex) {
+      group.shutdownGracefully(0, 0, TimeUnit.SECONDS);
+      throw ex;
+    }
+  }
+
+  static MockEngineFleet startFleet(MockEngineOptions options, int replicas) {
+    if (replicas < 1) {
+      throw new IllegalArgumentException("replicas: " + replicas + " (expected: >= 1)");
+    }
+    int threads = options.ioThreads() > 0
+        ? options.ioThreads()
+        : Math.min(replicas, Runtime.getRuntime().availableProcessors());
+    EventLoopGroup group = newGroup(threads);
+    List<MockEngineServer> started = new ArrayList<>();
+    try {
+      for (int i = 0; i < replicas; i++) {
+        NettyMockEngine e = new NettyMockEngine(options, group.next(), null);
+        started.add(e);
+        e.bind(options.port() == 0 ? 0 : options.port() + i);
+      }
+    } catch (RuntimeException ex) {
+      started.forEach(MockEngineServer::close);
+      group.shutdownGracefully(0, 0, TimeUnit.SECONDS);
+      throw ex;
+    }
+    return new Fleet(List.copyOf(started), group);
+  }
+
+  private static EventLoopGroup newGroup(int threads) {
+    IoHandlerFactory factory = Epoll.isAvailable() ? EpollIoHandler.newFactory() : NioIoHandler.newFactory();
+    return new MultiThreadIoEventLoopGroup(threads, new DefaultThreadFactory("mock-engine", true), factory);
+  }
+
+  private static Class<? extends ServerChannel> serverChannelClass() {
+    return Epoll.isAvailable() ? EpollServerSocketChannel.class : NioServerSocketChannel.class;
+  }
+
+  private void bind(int requestedPort) {
+    ServerBootstrap b = new ServerBootstrap()
+        .group(loop, loop)
+        .channel(serverChannelClass())
+        .option(ChannelOption.SO_BACKLOG, 1024)
+        .option(ChannelOption.SO_REUSEADDR, true)
+        .childOption(ChannelOption.TCP_NODELAY, true)
+        .childHandler(new ChannelInitializer<SocketChannel>() {
+          @Override
+          protected void initChannel(SocketChannel ch) {
+            connections.add(ch);
+            ch.pipeline()
+                .addLast("http", new HttpServerCodec())
+                .addLast("aggregate", new HttpObjectAggregator(options.maxBodyBytes()))
+                .addLast("engine", new MockEngineHandler(NettyMockEngine.this));
+          }
+        });
+    try {
+      serverChannel = b.bind(options.host(), requestedPort).sync().channel();
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new IllegalStateException("interrupted while binding " + options.host() + ":" + requestedPort, e);
+    } catch (Exception e) {
+      throw new IllegalStateException("cannot bind " + options.host() + ":" + requestedPort + ": " + e, e);
+    }
+    port = ((InetSocketAddress) serverChannel.localAddress()).getPort();
+  }
+
+  @Override
+  public int port() {
+    return port;
+  }
+
+  @Override
+  public String url() {
+    String host = options.host();
+    if (host.equals("0.0.0.0") || host.equals("::") || host.equals("[::]")) {
+      host = "127.0.0.1";
+    } else if (host.contains(":") && !host.startsWith("[")) {
+      host = "[" + host + "]";
+    }
+    return "http://" + host + ":" + port;
+  }
+
+  @Override
+  public MockEngineOptions options() {
+    return options;
+  }
+
+  @Override
+  public FaultControl faults() {
+    return faults;
+  }
+
+  @Override
+  public EngineStats stats() {
+    if (loop.inEventLoop()) {
+      return driver.model().stats();
+    }
+    try {
+      return loop.submit(() -> driver.model().stats()).get();
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new IllegalStateException("interrupted", e);
+    } catch (ExecutionException e) {
+      throw new IllegalStateException(e.getCause());
+    }
+  }
+
+  @Override
+  public long modelNanos() {
+    return driver.modelNow();
+  }
+
+  @Override
+  public void close() {
+    if (serverChannel != null) {
+      serverChannel.close().syncUninterruptibly();
+    }
+    connections.close().awaitUninterruptibly();
+    if (!loop.isShuttingDown()) {
+      loop.submit(driver::stop).awaitUninterruptibly();
+    }
+    if (ownedGroup != null) {
+      ownedGroup.shutdownGracefully(0, 2, TimeUnit.SECONDS).syncUninterruptibly();
+    }
+  }
+
+  @Override
+  public String toString() {
+    return "mock-engine " + url() + " (" + options.engine().scheduler().cliName() + ", "
+        + options.engine().cost() + ", time scale " + options.timeScale() + ")";
+  }
+
+  /** A fleet sharing one event-loop group. */
+  private static final class Fleet implements MockEngineFleet {
+    private final List<MockEngineServer> replicas;
+    private final EventLoopGroup group;
+
+    Fleet(List<MockEngineServer> replicas, EventLoopGroup group) {
+      this.replicas = replicas;
+      this.group = group;
+    }
+
+    @Override
+    public List<MockEngineServer> replicas() {
+      return replicas;
+    }
+
+    @Override
+    public List<String> urls() {
+      return replicas.stream().map(MockEngineServer::url).toList();
+    }
+
+    @Override
+    public void close() {
+      replicas.forEach(MockEngineServer::close);
+      group.shutdownGracefully(0, 2, TimeUnit.SECONDS).syncUninterruptibly();
+    }
+  }
+}
