@@ -17,7 +17,8 @@ import java.util.concurrent.locks.StampedLock;
  * child map. Nodes are single pages rather than compressed runs because holding, recency and eviction
  * are per page (as in vLLM's block pool): with runs, every divergence between two backends' views and
  * every tail eviction would split a run, and per-backend state would have to be kept per run segment.
- * Fixed-size pages make a node a row of primitive arrays (no object per node).
+ * Fixed-size pages make a node one row of a {@code long[]} (no object per node): its hash, its
+ * parent, and its holders.
  *
  * <p><b>Holders.</b> Each node stores a bitmask of the backends that hold it ({@code words} longs per
  * node, one bit per dense backend ordinal, so any number of backends works and up to 64 cost one long).
@@ -32,10 +33,11 @@ import java.util.concurrent.locks.StampedLock;
  * O(1) per page, with no walk of the tree. A backend's node-to-entry lookup is a primitive hash map.
  *
  * <p><b>Memory.</b> Every live node is held by at least one backend and each backend holds at most
- * {@code floor(capacityTokens / pageSizeTokens)} pages, so live nodes never exceed the sum of the
- * capacities in pages. An insert is truncated to the backend's capacity. Bytes: per node 8 (hash) +
- * 4 (parent) + 8 x words (holders) + about 24 (global map); per backend-held page 4 + 4 + 4 + 8
- * (entry: node, links, time) + about 16 (entry map).
+ * {@code floor(capacityTokens / pageSizeTokens)} pages (an insert evicts before it adds a page to a
+ * full view, and is truncated to the capacity), so live nodes never exceed the sum of the capacities
+ * in pages. Bytes: per node a row of 16 + 8 x words plus 16 to 32 in the page-hash map; per
+ * backend-held page 16 (links and time) + 4 (node) + 8 to 16 (entry map). Rows and maps are sized to
+ * cache lines so that a page costs about one cache miss per structure touched.
  *
  * <p><b>Thread safety.</b> One {@link StampedLock}: {@link #match}, {@link #sizeTokens},
  * {@link #estimatedBytes} and {@link #checkInvariants} take its read lock, so matches from several
@@ -45,20 +47,23 @@ import java.util.concurrent.locks.StampedLock;
  */
 final class RadixPrefixIndex implements PrefixIndex {
   private static final int ROOT = 0;
-  private static final int FREE = Integer.MIN_VALUE;
+  private static final long FREE = Long.MIN_VALUE;
   private static final int NIL = -1;
   private static final int INITIAL_NODES = 1024;
+  // Node row layout: HASH, PARENT, then `words` holder bitmask words.
+  private static final int HASH = 0; // chained page hash; for a free node, the next free node id
+  private static final int PARENT = 1; // parent node id, or FREE
+  private static final int HOLDERS = 2;
 
   private final int pageSize;
   private final Ticker ticker;
   private final StampedLock lock = new StampedLock();
 
-  // Nodes, as rows of parallel arrays. Node 0 is the root sentinel (the empty prefix).
-  private long[] nodeHash; // chained page hash; for a free node, the next free node id
-  private int[] nodeParent; // parent node id, or FREE
-  private long[] nodeHolders; // words longs per node: bit o of word o/64 = backend ordinal o holds it
+  private long[] nodes; // rows of `stride` longs; row 0 is the root sentinel (the empty prefix)
+  private int stride = HOLDERS + 1;
   private int words = 1;
-  private int nodeHighWater = 1; // ids below this have been used
+  private int nodeCapacity = INITIAL_NODES;
+  private int nodeHighWater = 1; // rows below this have been used
   private int freeNodes = NIL; // head of the free-node list
   private int liveNodes; // excluding the root
   private final LongIntMap nodeByHash = new LongIntMap();
@@ -77,11 +82,9 @@ final class RadixPrefixIndex implements PrefixIndex {
     }
     this.pageSize = pageSizeTokens;
     this.ticker = Objects.requireNonNull(ticker, "ticker");
-    nodeHash = new long[INITIAL_NODES];
-    nodeParent = new int[INITIAL_NODES];
-    nodeHolders = new long[INITIAL_NODES];
-    nodeHash[ROOT] = PageHash.ROOT;
-    nodeParent[ROOT] = NIL;
+    nodes = new long[INITIAL_NODES * stride];
+    nodes[HASH] = PageHash.ROOT;
+    nodes[PARENT] = NIL;
   }
 
   @Override
@@ -106,7 +109,9 @@ final class RadixPrefixIndex implements PrefixIndex {
         byOrdinal[view.ordinal] = view;
       }
       view.capacityPages = (int) capacityPages;
-      evictOverflow(view);
+      while (view.size > view.capacityPages) {
+        evictLeastRecent(view);
+      }
       view.shrinkToCapacity();
     } finally {
       lock.unlockWrite(stamp);
@@ -123,7 +128,7 @@ final class RadixPrefixIndex implements PrefixIndex {
         return;
       }
       // From the least recent end, so descendants go before their ancestors.
-      for (int e = view.head; e != NIL; e = view.entryNext[e]) {
+      for (int e = view.head; e != NIL; e = view.next(e)) {
         releaseHolding(view.entryNode[e], view.ordinal);
       }
       byOrdinal[view.ordinal] = null;
@@ -140,28 +145,28 @@ final class RadixPrefixIndex implements PrefixIndex {
     long stamp = lock.readLock();
     try {
       int w = words;
+      int s = stride;
+      long[] rows = nodes;
       long[] active = Arrays.copyOf(registered, w);
       int[] matchedPages = new int[w * 64];
       boolean any = false;
       for (long word : active) {
         any |= word != 0;
       }
-      long[] holders = nodeHolders;
-      int[] parents = nodeParent;
       long hash = PageHash.ROOT;
       int node = ROOT;
       int depth = 0;
       while (any && depth < pages) {
         hash = PageHash.next(hash, tokens, depth * pageSize, pageSize);
         int child = nodeByHash.get(hash);
-        if (child == 0 || parents[child] != node) {
+        if (child == 0 || rows[child * s + PARENT] != node) {
           break;
         }
         any = false;
-        int row = child * w;
+        int holders = child * s + HOLDERS;
         for (int i = 0; i < w; i++) {
           long before = active[i];
-          long after = before & holders[row + i];
+          long after = before & rows[holders + i];
           for (long dropped = before & ~after; dropped != 0; dropped &= dropped - 1) {
             matchedPages[(i << 6) + Long.numberOfTrailingZeros(dropped)] = depth;
           }
@@ -228,8 +233,7 @@ final class RadixPrefixIndex implements PrefixIndex {
     long stamp = lock.readLock();
     try {
       long bytes = 128 // this object, its lock, the ticker reference
-          + (16 + 8L * nodeHash.length) + (16 + 4L * nodeParent.length)
-          + (16 + 8L * nodeHolders.length)
+          + (16 + 8L * nodes.length)
           + nodeByHash.estimatedBytes()
           + (16 + 4L * byOrdinal.length) + (16 + 8L * registered.length)
           + 48 + 32L * views.size(); // the HashMap and its nodes
@@ -265,13 +269,15 @@ final class RadixPrefixIndex implements PrefixIndex {
    * <p>Stops early only if a page hash collides with a node under another parent.
    */
   private void insertPath(View view, int[] tokens, int pages, long now) {
+    long bit = 1L << view.ordinal;
+    int word = HOLDERS + (view.ordinal >>> 6);
     long hash = PageHash.ROOT;
     int node = ROOT;
     int after = NIL; // entry of the previous page, which this page is linked just before
     for (int d = 0; d < pages; d++) {
       hash = PageHash.next(hash, tokens, d * pageSize, pageSize);
       int child = nodeByHash.get(hash);
-      if (child != 0 && nodeParent[child] != node) {
+      if (child != 0 && nodes[child * stride + PARENT] != node) {
         return; // 64-bit collision with a page elsewhere in the tree: index no deeper
       }
       int e = child == 0 ? NIL : view.entryOf.get(child, NIL);
@@ -284,25 +290,17 @@ final class RadixPrefixIndex implements PrefixIndex {
         }
         e = view.newEntry(child);
         view.entryOf.putAbsent(child, e);
-        nodeHolders[child * words + (view.ordinal >>> 6)] |= 1L << view.ordinal;
+        nodes[child * stride + word] |= bit;
       } else {
         view.unlink(e);
       }
       if (after == NIL) {
-        view.linkLast(e);
+        view.linkLast(e, now);
       } else {
-        view.linkBefore(e, after);
+        view.linkBefore(e, after, now);
       }
-      view.entryTime[e] = now;
       after = e;
       node = child;
-    }
-  }
-
-  /** Evicts {@code view}'s least recent pages (always leaves of its view) down to its capacity. */
-  private void evictOverflow(View view) {
-    while (view.size > view.capacityPages) {
-      evictLeastRecent(view);
     }
   }
 
@@ -318,17 +316,17 @@ final class RadixPrefixIndex implements PrefixIndex {
 
   /** Clears {@code ordinal}'s bit on {@code node} and frees the node if nobody holds it any more. */
   private void releaseHolding(int node, int ordinal) {
-    int row = node * words;
-    nodeHolders[row + (ordinal >>> 6)] &= ~(1L << ordinal);
+    int row = node * stride;
+    nodes[row + HOLDERS + (ordinal >>> 6)] &= ~(1L << ordinal);
     for (int i = 0; i < words; i++) {
-      if (nodeHolders[row + i] != 0) {
+      if (nodes[row + HOLDERS + i] != 0) {
         return;
       }
     }
     // Held by nobody, so no child is held either (views are prefix-closed): it is a leaf.
-    nodeByHash.remove(nodeHash[node]);
-    nodeParent[node] = FREE;
-    nodeHash[node] = freeNodes;
+    nodeByHash.remove(nodes[row + HASH]);
+    nodes[row + PARENT] = FREE;
+    nodes[row + HASH] = freeNodes;
     freeNodes = node;
     liveNodes--;
   }
@@ -337,19 +335,18 @@ final class RadixPrefixIndex implements PrefixIndex {
     int node;
     if (freeNodes != NIL) {
       node = freeNodes;
-      freeNodes = (int) nodeHash[node];
+      freeNodes = (int) nodes[node * stride + HASH];
     } else {
-      if (nodeHighWater == nodeParent.length) {
-        int capacity = nodeParent.length * 2;
-        nodeHash = Arrays.copyOf(nodeHash, capacity);
-        nodeParent = Arrays.copyOf(nodeParent, capacity);
-        nodeHolders = Arrays.copyOf(nodeHolders, capacity * words);
+      if (nodeHighWater == nodeCapacity) {
+        nodeCapacity *= 2;
+        nodes = Arrays.copyOf(nodes, nodeCapacity * stride);
       }
       node = nodeHighWater++;
     }
-    nodeHash[node] = hash;
-    nodeParent[node] = parent;
-    Arrays.fill(nodeHolders, node * words, node * words + words, 0L);
+    int row = node * stride;
+    nodes[row + HASH] = hash;
+    nodes[row + PARENT] = parent;
+    Arrays.fill(nodes, row + HOLDERS, row + stride, 0L);
     nodeByHash.putAbsent(hash, node);
     liveNodes++;
     return node;
@@ -364,18 +361,19 @@ final class RadixPrefixIndex implements PrefixIndex {
         return ordinal;
       }
     }
-    int oldWords = words;
-    int newWords = oldWords + 1;
-    long[] widened = new long[nodeParent.length * newWords];
+    int oldStride = stride;
+    int newStride = oldStride + 1;
+    long[] widened = new long[nodeCapacity * newStride];
     for (int node = 0; node < nodeHighWater; node++) {
-      System.arraycopy(nodeHolders, node * oldWords, widened, node * newWords, oldWords);
+      System.arraycopy(nodes, node * oldStride, widened, node * newStride, oldStride);
     }
-    nodeHolders = widened;
-    words = newWords;
-    registered = Arrays.copyOf(registered, newWords);
-    byOrdinal = Arrays.copyOf(byOrdinal, newWords * 64);
-    int ordinal = oldWords << 6;
-    registered[oldWords] = 1L;
+    nodes = widened;
+    stride = newStride;
+    int ordinal = words << 6;
+    words++;
+    registered = Arrays.copyOf(registered, words);
+    byOrdinal = Arrays.copyOf(byOrdinal, words * 64);
+    registered[words - 1] = 1L;
     return ordinal;
   }
 
@@ -391,9 +389,9 @@ final class RadixPrefixIndex implements PrefixIndex {
       }
       long bits = 0;
       for (int node = 1; node < nodeHighWater; node++) {
-        if (nodeParent[node] != FREE) {
+        if (nodes[node * stride + PARENT] != FREE) {
           for (int i = 0; i < words; i++) {
-            bits += Long.bitCount(nodeHolders[node * words + i]);
+            bits += Long.bitCount(nodes[node * stride + HOLDERS + i]);
           }
         }
       }
@@ -404,34 +402,38 @@ final class RadixPrefixIndex implements PrefixIndex {
   }
 
   private void checkNodes() {
-    check(nodeParent[ROOT] == NIL && nodeHash[ROOT] == PageHash.ROOT, "root sentinel overwritten");
+    check(nodes[PARENT] == NIL && nodes[HASH] == PageHash.ROOT, "root sentinel overwritten");
+    check(stride == HOLDERS + words && nodes.length == nodeCapacity * stride,
+        "node rows: stride %d, words %d, length %d", stride, words, nodes.length);
     int free = 0;
-    for (int node = freeNodes; node != NIL; node = (int) nodeHash[node]) {
+    for (int node = freeNodes; node != NIL; node = (int) nodes[node * stride + HASH]) {
       check(node > ROOT && node < nodeHighWater, "free list holds bad node %d", node);
-      check(nodeParent[node] == FREE, "free list holds live node %d", node);
+      check(nodes[node * stride + PARENT] == FREE, "free list holds live node %d", node);
       check(++free <= nodeHighWater, "free list has a cycle");
     }
     int live = 0;
     for (int node = 1; node < nodeHighWater; node++) {
-      int parent = nodeParent[node];
-      if (parent == FREE) {
+      int row = node * stride;
+      long parentField = nodes[row + PARENT];
+      if (parentField == FREE) {
         continue;
       }
       live++;
-      check(parent >= 0 && parent < nodeHighWater && parent != node,
-          "node %d has bad parent %d", node, parent);
-      check(parent == ROOT || nodeParent[parent] != FREE,
+      int parent = (int) parentField;
+      check(parentField >= 0 && parent < nodeHighWater && parent != node,
+          "node %d has bad parent %d", node, parentField);
+      check(parent == ROOT || nodes[parent * stride + PARENT] != FREE,
           "node %d is an orphan (parent %d is free)", node, parent);
-      check(nodeByHash.get(nodeHash[node]) == node,
+      check(nodeByHash.get(nodes[row + HASH]) == node,
           "node %d is not found by its hash (parent/child link broken)", node);
       boolean held = false;
       for (int i = 0; i < words; i++) {
-        long mask = nodeHolders[node * words + i];
+        long mask = nodes[row + HOLDERS + i];
         held |= mask != 0;
         check((mask & ~registered[i]) == 0,
             "node %d is held by unregistered ordinals %x", node, mask & ~registered[i]);
         if (parent != ROOT) {
-          long parentMask = nodeHolders[parent * words + i];
+          long parentMask = nodes[parent * stride + HOLDERS + i];
           check((mask & ~parentMask) == 0,
               "node %d is held by ordinals %x that do not hold its parent %d (not prefix-closed)",
               node, mask & ~parentMask, parent);
@@ -447,8 +449,10 @@ final class RadixPrefixIndex implements PrefixIndex {
 
   private void checkView(View view) {
     int ordinal = view.ordinal;
+    int word = HOLDERS + (ordinal >>> 6);
+    long bit = 1L << ordinal;
     check(byOrdinal[ordinal] == view, "ordinal %d does not map back to %s", ordinal, view.id);
-    check((registered[ordinal >>> 6] & (1L << ordinal)) != 0, "ordinal %d not registered", ordinal);
+    check((registered[ordinal >>> 6] & bit) != 0, "ordinal %d not registered", ordinal);
     check(view.size <= view.capacityPages, "%s holds %d pages over capacity %d",
         view.id, view.size, view.capacityPages);
     check(view.entryOf.size() == view.size, "%s entry map has %d entries for size %d",
@@ -457,28 +461,27 @@ final class RadixPrefixIndex implements PrefixIndex {
     int count = 0;
     int prev = NIL;
     long prevTime = Long.MIN_VALUE;
-    for (int e = view.head; e != NIL; e = view.entryNext[e]) {
+    for (int e = view.head; e != NIL; e = view.next(e)) {
       check(count < view.size, "%s LRU list is longer than its size %d (cycle?)", view.id, view.size);
-      check(view.entryPrev[e] == prev, "%s entry %d has prev %d, expected %d",
-          view.id, e, view.entryPrev[e], prev);
+      check(view.prev(e) == prev, "%s entry %d has prev %d, expected %d",
+          view.id, e, view.prev(e), prev);
       int node = view.entryNode[e];
-      check(node > ROOT && node < nodeHighWater && nodeParent[node] != FREE,
+      check(node > ROOT && node < nodeHighWater && nodes[node * stride + PARENT] != FREE,
           "%s entry %d points at dead node %d", view.id, e, node);
-      check((nodeHolders[node * words + (ordinal >>> 6)] & (1L << ordinal)) != 0,
+      check((nodes[node * stride + word] & bit) != 0,
           "%s holds node %d but its bit is clear", view.id, node);
       check(view.entryOf.get(node, NIL) == e, "%s entry map does not map node %d to entry %d",
           view.id, node, e);
-      check(view.entryTime[e] >= prevTime, "%s LRU list is out of time order at entry %d",
-          view.id, e);
+      check(view.time(e) >= prevTime, "%s LRU list is out of time order at entry %d", view.id, e);
       position.put(node, count);
-      prevTime = view.entryTime[e];
+      prevTime = view.time(e);
       prev = e;
       count++;
     }
     check(view.tail == prev, "%s tail %d != last entry %d", view.id, view.tail, prev);
     check(count == view.size, "%s LRU list has %d entries, size %d", view.id, count, view.size);
     for (Map.Entry<Integer, Integer> held : position.entrySet()) {
-      int parent = nodeParent[held.getKey()];
+      int parent = (int) nodes[held.getKey() * stride + PARENT];
       if (parent != ROOT) {
         Integer parentPosition = position.get(parent);
         check(parentPosition != null, "%s holds node %d but not its parent %d",
@@ -488,17 +491,17 @@ final class RadixPrefixIndex implements PrefixIndex {
             view.id, parent, held.getKey());
       }
     }
-    for (int i = 1; i < nodeHighWater; i++) {
-      if (nodeParent[i] != FREE
-          && (nodeHolders[i * words + (ordinal >>> 6)] & (1L << ordinal)) != 0) {
-        check(position.containsKey(i), "node %d has %s's bit but no entry", i, view.id);
+    for (int node = 1; node < nodeHighWater; node++) {
+      if (nodes[node * stride + PARENT] != FREE && (nodes[node * stride + word] & bit) != 0) {
+        check(position.containsKey(node), "node %d has %s's bit but no entry", node, view.id);
       }
     }
   }
 
   private static void check(boolean condition, String format, Object... args) {
     if (!condition) {
-      throw new IllegalStateException("PrefixIndex invariant violated: " + String.format(format, args));
+      throw new IllegalStateException(
+          "PrefixIndex invariant violated: " + String.format(format, args));
     }
   }
 
@@ -515,22 +518,23 @@ final class RadixPrefixIndex implements PrefixIndex {
 
   /**
    * One backend's view: its capacity, and one entry per page it holds in a doubly linked list from
-   * least to most recently used, with a node-to-entry map. Entries are rows of parallel arrays,
-   * recycled through a free list.
+   * least to most recently used, with a node-to-entry map. An entry is a 16-byte row of
+   * {@code links} (previous and next entry packed in one long, then the last-use time) plus its node
+   * in {@code entryNode}; entries are recycled through a free list.
    */
   private static final class View {
+    private static final long LOW = 0xFFFFFFFFL;
+
     final BackendId id;
     final int ordinal;
     int capacityPages;
     int size;
     int head = NIL;
     int tail = NIL;
+    long[] links = new long[2 * 16]; // entry e: [2e] = prev << 32 | next, [2e + 1] = time
     int[] entryNode = new int[16];
-    int[] entryPrev = new int[16];
-    int[] entryNext = new int[16]; // for a free entry, the next free entry
-    long[] entryTime = new long[16];
     int entryHighWater;
-    int freeEntries = NIL;
+    int freeEntries = NIL; // chained through the next field
     IntIntMap entryOf = new IntIntMap();
 
     View(BackendId id, int ordinal) {
@@ -538,18 +542,37 @@ final class RadixPrefixIndex implements PrefixIndex {
       this.ordinal = ordinal;
     }
 
+    int prev(int e) {
+      return (int) (links[2 * e] >> 32);
+    }
+
+    int next(int e) {
+      return (int) links[2 * e];
+    }
+
+    long time(int e) {
+      return links[2 * e + 1];
+    }
+
+    private void setPrev(int e, int prev) {
+      links[2 * e] = ((long) prev << 32) | (links[2 * e] & LOW);
+    }
+
+    private void setNext(int e, int next) {
+      links[2 * e] = (links[2 * e] & ~LOW) | (next & LOW);
+    }
+
     int newEntry(int node) {
       int e;
       if (freeEntries != NIL) {
         e = freeEntries;
-        freeEntries = entryNext[e];
+        freeEntries = next(e);
       } else {
         if (entryHighWater == entryNode.length) {
-          int capacity = Math.max(entryNode.length + 1, Math.min(entryNode.length * 2, capacityPages));
+          int capacity =
+              Math.max(entryNode.length + 1, Math.min(entryNode.length * 2, capacityPages));
           entryNode = Arrays.copyOf(entryNode, capacity);
-          entryPrev = Arrays.copyOf(entryPrev, capacity);
-          entryNext = Arrays.copyOf(entryNext, capacity);
-          entryTime = Arrays.copyOf(entryTime, capacity);
+          links = Arrays.copyOf(links, 2 * capacity);
         }
         e = entryHighWater++;
       }
@@ -560,87 +583,83 @@ final class RadixPrefixIndex implements PrefixIndex {
 
     void freeEntry(int e) {
       entryNode[e] = ROOT;
-      entryNext[e] = freeEntries;
+      links[2 * e] = (NIL & ~LOW) | (freeEntries & LOW);
       freeEntries = e;
       size--;
     }
 
     void unlink(int e) {
-      int p = entryPrev[e];
-      int n = entryNext[e];
+      long l = links[2 * e];
+      int p = (int) (l >> 32);
+      int n = (int) l;
       if (p == NIL) {
         head = n;
       } else {
-        entryNext[p] = n;
+        setNext(p, n);
       }
       if (n == NIL) {
         tail = p;
       } else {
-        entryPrev[n] = p;
+        setPrev(n, p);
       }
     }
 
-    void linkBefore(int e, int next) {
-      int p = entryPrev[next];
-      entryPrev[e] = p;
-      entryNext[e] = next;
-      entryPrev[next] = e;
+    void linkBefore(int e, int next, long now) {
+      int p = prev(next);
+      links[2 * e] = ((long) p << 32) | (next & LOW);
+      links[2 * e + 1] = now;
+      setPrev(next, e);
       if (p == NIL) {
         head = e;
       } else {
-        entryNext[p] = e;
+        setNext(p, e);
       }
     }
 
-    void linkLast(int e) {
-      entryPrev[e] = tail;
-      entryNext[e] = NIL;
+    void linkLast(int e, long now) {
+      links[2 * e] = ((long) tail << 32) | (NIL & LOW);
+      links[2 * e + 1] = now;
       if (tail == NIL) {
         head = e;
       } else {
-        entryNext[tail] = e;
+        setNext(tail, e);
       }
       tail = e;
     }
 
     /**
-     * After a capacity cut, reallocates the entry arrays (renumbering entries in list order) if they
-     * are more than twice the new capacity, so memory follows the configured capacity.
+     * After a capacity cut, reallocates the entries (renumbered in list order) if their arrays are
+     * more than twice the new capacity, so memory follows the configured capacity.
      */
     void shrinkToCapacity() {
       int target = Math.max(16, capacityPages);
       if (entryNode.length <= 2 * target) {
         return;
       }
-      int[] node = new int[target];
-      int[] prev = new int[target];
-      int[] next = new int[target];
-      long[] time = new long[target];
-      IntIntMap map = new IntIntMap();
+      long[] newLinks = new long[2 * target];
+      int[] newNode = new int[target];
+      IntIntMap map = new IntIntMap(size);
       int n = 0;
-      for (int e = head; e != NIL; e = entryNext[e], n++) {
-        node[n] = entryNode[e];
-        prev[n] = n - 1;
-        next[n] = n + 1;
-        time[n] = entryTime[e];
-        map.putAbsent(node[n], n);
+      for (int e = head; e != NIL; e = next(e), n++) {
+        newNode[n] = entryNode[e];
+        newLinks[2 * n] = ((long) (n - 1) << 32) | ((n + 1) & LOW);
+        newLinks[2 * n + 1] = time(e);
+        map.putAbsent(newNode[n], n);
       }
       if (n > 0) {
-        next[n - 1] = NIL;
+        newLinks[2 * (n - 1)] = ((long) (n - 2) << 32) | (NIL & LOW);
       }
       head = n == 0 ? NIL : 0;
       tail = n - 1;
-      entryNode = node;
-      entryPrev = prev;
-      entryNext = next;
-      entryTime = time;
+      links = newLinks;
+      entryNode = newNode;
       entryOf = map;
       entryHighWater = n;
       freeEntries = NIL;
     }
 
     long estimatedBytes() {
-      return 64 + (16 + 4L * entryNode.length) * 3 + (16 + 8L * entryTime.length)
+      return 64 + (16 + 8L * links.length) + (16 + 4L * entryNode.length)
           + entryOf.estimatedBytes();
     }
   }
