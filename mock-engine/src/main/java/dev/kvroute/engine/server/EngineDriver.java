@@ -55,6 +55,7 @@ final class EngineDriver implements EngineListener {
   private final EngineMetrics metrics;
   private final Map<Long, Tracked> tracked = new HashMap<>();
   private final ArrayList<Sink> dirty = new ArrayList<>();
+  private final ArrayList<Long> deferredAborts = new ArrayList<>();
   private ScheduledFuture<?> timer;
   private long timerModelNanos = Long.MAX_VALUE;
   private boolean advancing;
@@ -99,18 +100,25 @@ final class EngineDriver implements EngineListener {
     reschedule();
   }
 
-  /** Aborts a request now (counted as {@code abort}); deferred if called during an advance. */
+  /**
+   * Aborts a request (counted as {@code abort}): now, or, when called from a listener callback during
+   * an advance, at the model time of the event being processed, before any later event.
+   */
   void abort(long engineId) {
     if (advancing) {
-      loop.execute(() -> abort(engineId));
+      deferredAborts.add(engineId);
       return;
     }
+    long now = modelNow();
+    advance(now);
     if (!tracked.containsKey(engineId)) {
+      reschedule();
       return;
     }
     advancing = true;
     try {
-      model.abort(engineId, Math.max(modelNow(), 0), this);
+      model.abort(engineId, now, this);
+      drainAborts(now);
     } finally {
       advancing = false;
     }
@@ -123,14 +131,34 @@ final class EngineDriver implements EngineListener {
     dirty.add(sink);
   }
 
+  /**
+   * Advances the model to {@code now} one event instant at a time, so that aborts requested by the
+   * callbacks of one instant (a fault closing the connection) take effect at that instant.
+   */
   private void advance(long now) {
     advancing = true;
     try {
+      long next;
+      while ((next = model.nextEventNanos()) <= now) {
+        model.advanceTo(next, this);
+        drainAborts(next);
+      }
       model.advanceTo(now, this);
+      drainAborts(now);
     } finally {
       advancing = false;
     }
     flushDirty();
+  }
+
+  private void drainAborts(long at) {
+    for (int i = 0; i < deferredAborts.size(); i++) {
+      long id = deferredAborts.get(i);
+      if (tracked.containsKey(id)) {
+        model.abort(id, at, this);
+      }
+    }
+    deferredAborts.clear();
   }
 
   private void flushDirty() {
