@@ -12,6 +12,7 @@ import picocli.CommandLine.Command;
     subcommands = {
       CommandLine.HelpCommand.class,
       HealthCheckCommand.class,
+      dev.kvroute.engine.MockEngineCommand.class,
     })
 public final class Main implements Runnable {
 
