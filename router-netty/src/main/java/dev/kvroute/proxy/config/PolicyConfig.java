@@ -1,41 +1,80 @@
 package dev.kvroute.proxy.config;
 
+import dev.kvroute.core.policy.LoadMeasure;
+
 /**
- * The routing policy and its thresholds.
+ * The routing policy and its thresholds: the YAML/flag face of router-core's
+ * {@code dev.kvroute.core.policy.PolicyConfig} plus the policy name and seed.
  *
  * <p>Immutable and thread-safe.
  *
  * @param name one of {@code round-robin}, {@code random}, {@code least-loaded}, {@code power-of-two},
  *     {@code sticky}, {@code cache-aware} (default), {@code cost}
- * @param cacheThreshold cache-aware: the longest match counts as a hit only when matched tokens exceed
- *     this fraction of the prompt (SGLang's {@code --cache-threshold}, default 0.3)
- * @param balanceAbsThreshold cache-aware: loads count as imbalanced only when the busiest backend has
- *     more than this many in-flight requests above the idlest (SGLang's {@code --balance-abs-threshold},
- *     default 64)
- * @param balanceRelThreshold cache-aware: ...and more than this multiple of the idlest backend's
- *     in-flight requests (SGLang's {@code --balance-rel-threshold}, default 1.5)
- * @param seed seed of the policy's random generator (tie-breaks, random, power-of-two)
+ * @param cacheThreshold cache-aware: the best match counts as a hit only when its matched tokens
+ *     exceed this fraction of the prompt (SGLang's {@code --cache-threshold}; default 0.3)
+ * @param balanceAbsThreshold cache-aware: loads count as imbalanced only when the busiest backend's
+ *     load exceeds the idlest's by more than this (SGLang's {@code --balance-abs-threshold}; default 64)
+ * @param balanceRelThreshold cache-aware: ...and is more than this multiple of it (SGLang's
+ *     {@code --balance-rel-threshold}; default 1.5)
+ * @param loadMeasure what load-based rules compare: {@code in-flight} requests (default, as SGLang)
+ *     or {@code prefilling} requests (not yet past their first token)
+ * @param virtualNodes sticky: points per backend on the consistent-hash ring (default 160)
+ * @param prefillWeight cost: weight of a prefill token (default 1.0)
+ * @param decodeWeight cost: weight of a decode token-equivalent (default 1.0)
+ * @param decodeTokensPerRequest cost: KV tokens each active decode is taken to hold (default 1024)
+ * @param seed seed of the policy's random generator (ties, {@code random}, {@code power-of-two})
  */
 public record PolicyConfig(
     String name,
     double cacheThreshold,
-    int balanceAbsThreshold,
+    long balanceAbsThreshold,
     double balanceRelThreshold,
+    String loadMeasure,
+    int virtualNodes,
+    double prefillWeight,
+    double decodeWeight,
+    long decodeTokensPerRequest,
     long seed) {
 
   public PolicyConfig {
     Checks.nonBlank("name", name);
-    if (!(cacheThreshold >= 0 && cacheThreshold <= 1)) {
-      throw new IllegalArgumentException("cacheThreshold: " + cacheThreshold + " (expected: 0..1)");
-    }
-    Checks.nonNegative("balanceAbsThreshold", balanceAbsThreshold);
-    if (!(balanceRelThreshold >= 1) || Double.isInfinite(balanceRelThreshold)) {
-      throw new IllegalArgumentException("balanceRelThreshold: " + balanceRelThreshold + " (expected: a finite number >= 1)");
-    }
+    Checks.nonBlank("loadMeasure", loadMeasure);
+    // router-core validates every threshold with the same message format
+    coreConfig(cacheThreshold, balanceAbsThreshold, balanceRelThreshold, loadMeasure, virtualNodes,
+        prefillWeight, decodeWeight, decodeTokensPerRequest);
   }
 
-  /** The defaults: cache-aware with SGLang's CLI thresholds (0.3, 64, 1.5) and seed 42. */
+  /** router-core's defaults for every threshold, {@code cache-aware}, seed 42. */
   public static PolicyConfig defaults() {
-    return new PolicyConfig("cache-aware", 0.3, 64, 1.5, 42);
+    dev.kvroute.core.policy.PolicyConfig d = dev.kvroute.core.policy.PolicyConfig.defaults();
+    return new PolicyConfig("cache-aware", d.cacheThreshold(), d.balanceAbsThreshold(),
+        d.balanceRelThreshold(), d.loadMeasure().configName(), d.virtualNodes(), d.prefillWeight(),
+        d.decodeWeight(), d.decodeTokensPerRequest(), 42);
+  }
+
+  /** These thresholds as router-core's policy configuration. */
+  public dev.kvroute.core.policy.PolicyConfig toCore() {
+    return coreConfig(cacheThreshold, balanceAbsThreshold, balanceRelThreshold, loadMeasure,
+        virtualNodes, prefillWeight, decodeWeight, decodeTokensPerRequest);
+  }
+
+  /** A copy naming another policy. */
+  public PolicyConfig withName(String name) {
+    return new PolicyConfig(name, cacheThreshold, balanceAbsThreshold, balanceRelThreshold,
+        loadMeasure, virtualNodes, prefillWeight, decodeWeight, decodeTokensPerRequest, seed);
+  }
+
+  private static dev.kvroute.core.policy.PolicyConfig coreConfig(
+      double cacheThreshold,
+      long balanceAbsThreshold,
+      double balanceRelThreshold,
+      String loadMeasure,
+      int virtualNodes,
+      double prefillWeight,
+      double decodeWeight,
+      long decodeTokensPerRequest) {
+    return new dev.kvroute.core.policy.PolicyConfig(cacheThreshold, balanceAbsThreshold,
+        balanceRelThreshold, LoadMeasure.fromName(loadMeasure), virtualNodes, prefillWeight,
+        decodeWeight, decodeTokensPerRequest);
   }
 }

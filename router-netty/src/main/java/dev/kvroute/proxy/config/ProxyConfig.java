@@ -121,8 +121,7 @@ public record ProxyConfig(
 
   /** A copy routing with policy {@code name}, other thresholds unchanged. */
   public ProxyConfig withPolicy(String name) {
-    return withPolicy(new PolicyConfig(name, policy.cacheThreshold(), policy.balanceAbsThreshold(),
-        policy.balanceRelThreshold(), policy.seed()));
+    return withPolicy(policy.withName(name));
   }
 
   /** A copy with {@code policy}. */

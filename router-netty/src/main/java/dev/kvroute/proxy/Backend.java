@@ -1,0 +1,103 @@
+package dev.kvroute.proxy;
+
+import dev.kvroute.core.BackendId;
+import dev.kvroute.proxy.config.BackendConfig;
+
+/**
+ * A backend as the proxy tracks it: its configuration, health (from active checks), circuit
+ * breaker, and the KV capacity the prefix index was given for it.
+ *
+ * <p>Thread-safe: health is written by the health checker's thread and read by every event loop
+ * (volatile fields); the breaker synchronizes itself.
+ */
+final class Backend {
+  private final BackendId id;
+  private final BackendConfig config;
+  private final CircuitBreaker breaker;
+  private volatile boolean healthy = true;
+  private volatile boolean removed;
+  private volatile long capacityTokens;
+  private volatile boolean capacityKnown;
+  private int consecutiveProbeFailures;
+  private int consecutiveProbeSuccesses;
+
+  Backend(BackendConfig config, CircuitBreaker breaker, long initialCapacityTokens) {
+    this.id = BackendId.of(config.name());
+    this.config = config;
+    this.breaker = breaker;
+    this.capacityTokens = initialCapacityTokens;
+    this.capacityKnown = config.capacityTokens() > 0;
+  }
+
+  BackendId id() {
+    return id;
+  }
+
+  BackendConfig config() {
+    return config;
+  }
+
+  CircuitBreaker breaker() {
+    return breaker;
+  }
+
+  /** Healthy by its active checks (always true when checks are disabled). */
+  boolean healthy() {
+    return healthy;
+  }
+
+  /** Whether requests may be routed here now: healthy, not removed, and the circuit admits it. */
+  boolean routable() {
+    return healthy && !removed && breaker.allowsRequest();
+  }
+
+  boolean removed() {
+    return removed;
+  }
+
+  void markRemoved() {
+    removed = true;
+  }
+
+  long capacityTokens() {
+    return capacityTokens;
+  }
+
+  /** Whether the capacity was configured or read from the engine (not the default). */
+  boolean capacityKnown() {
+    return capacityKnown;
+  }
+
+  void capacityDiscovered(long tokens) {
+    capacityTokens = tokens;
+    capacityKnown = true;
+  }
+
+  /**
+   * Records one probe result and returns whether the health state changed. Called only from the
+   * health checker's event loop.
+   */
+  boolean probed(boolean ok, int healthyThreshold, int unhealthyThreshold) {
+    if (ok) {
+      consecutiveProbeFailures = 0;
+      consecutiveProbeSuccesses++;
+      if (!healthy && consecutiveProbeSuccesses >= healthyThreshold) {
+        healthy = true;
+        return true;
+      }
+    } else {
+      consecutiveProbeSuccesses = 0;
+      consecutiveProbeFailures++;
+      if (healthy && consecutiveProbeFailures >= unhealthyThreshold) {
+        healthy = false;
+        return true;
+      }
+    }
+    return false;
+  }
+
+  @Override
+  public String toString() {
+    return id.name();
+  }
+}

@@ -1,0 +1,140 @@
+package dev.kvroute.proxy;
+
+import dev.kvroute.core.BackendId;
+import dev.kvroute.core.RouterCore;
+import dev.kvroute.core.Ticker;
+import dev.kvroute.proxy.config.BackendConfig;
+import dev.kvroute.proxy.config.ProxyConfig;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Consumer;
+
+/**
+ * The backends the router currently routes to, added from configuration or the admin API. Adding a
+ * backend registers it with router-core (index view and capacity) and with the metrics; removing
+ * it drops its index view at once, closes its idle pooled connections and unregisters its gauges.
+ * Requests already in flight on a removed backend finish normally.
+ *
+ * <p>Thread-safe: mutations are synchronized; reads see an immutable snapshot.
+ */
+final class BackendRegistry {
+  private final ProxyConfig config;
+  private final RouterCore core;
+  private final ProxyMetrics metrics;
+  private final Ticker ticker;
+  private final Map<BackendId, Backend> byId = new ConcurrentHashMap<>();
+  private final AtomicInteger passthroughCursor = new AtomicInteger();
+  private volatile List<Backend> snapshot = List.of();
+  private volatile Consumer<BackendId> onRemoved = id -> {};
+  private volatile Consumer<Backend> onAdded = b -> {};
+
+  BackendRegistry(ProxyConfig config, RouterCore core, ProxyMetrics metrics, Ticker ticker) {
+    this.config = config;
+    this.core = core;
+    this.metrics = metrics;
+    this.ticker = ticker;
+  }
+
+  /** Hooks run after a backend is added (first health probe) and removed (pool eviction). */
+  void hooks(Consumer<Backend> onAdded, Consumer<BackendId> onRemoved) {
+    this.onAdded = onAdded;
+    this.onRemoved = onRemoved;
+  }
+
+  /**
+   * Adds a backend.
+   *
+   * @throws IllegalArgumentException if a backend with the same name exists
+   */
+  Backend add(BackendConfig cfg) {
+    Backend b;
+    synchronized (this) {
+      BackendId id = BackendId.of(cfg.name());
+      if (byId.containsKey(id)) {
+        throw new IllegalArgumentException("name: " + cfg.name() + " (expected: a name not already in use)");
+      }
+      long capacity = cfg.capacityTokens() > 0 ? cfg.capacityTokens() : config.routing().defaultCapacityTokens();
+      CircuitBreaker breaker = new CircuitBreaker(config.circuitBreaker(), ticker,
+          (from, to) -> metrics.circuitTransition(id, to));
+      b = new Backend(cfg, breaker, capacity);
+      core.addBackend(id, capacity);
+      byId.put(id, b);
+      List<Backend> next = new ArrayList<>(snapshot);
+      next.add(b);
+      snapshot = List.copyOf(next);
+      metrics.addBackend(b, core);
+    }
+    onAdded.accept(b);
+    return b;
+  }
+
+  /** Removes {@code id}; returns the removed backend, or {@code null} if there was none. */
+  Backend remove(BackendId id) {
+    Backend b;
+    synchronized (this) {
+      b = byId.remove(id);
+      if (b == null) {
+        return null;
+      }
+      b.markRemoved();
+      List<Backend> next = new ArrayList<>(snapshot);
+      next.remove(b);
+      snapshot = List.copyOf(next);
+      core.removeBackend(id);
+      metrics.removeBackend(id);
+    }
+    onRemoved.accept(id);
+    return b;
+  }
+
+  /** Updates the KV capacity of {@code b} (read from its engine) in the index. */
+  void capacityDiscovered(Backend b, long capacityTokens) {
+    synchronized (this) {
+      if (b.removed()) {
+        return;
+      }
+      b.capacityDiscovered(capacityTokens);
+      core.addBackend(b.id(), capacityTokens);
+    }
+  }
+
+  Backend get(BackendId id) {
+    return byId.get(id);
+  }
+
+  /** Every backend, in the order added. */
+  List<Backend> all() {
+    return snapshot;
+  }
+
+  /** Backends that may take a request now (healthy, circuit admitting), minus {@code exclude}. */
+  List<Backend> routable(Collection<BackendId> exclude) {
+    List<Backend> all = snapshot;
+    List<Backend> out = new ArrayList<>(all.size());
+    for (Backend b : all) {
+      if (!exclude.contains(b.id()) && b.routable()) {
+        out.add(b);
+      }
+    }
+    return out;
+  }
+
+  /** Whether at least one backend may take a request now. */
+  boolean anyRoutable() {
+    for (Backend b : snapshot) {
+      if (b.routable()) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  /** Round-robin pick among {@code candidates} for requests routed without the policy (pass-through). */
+  Backend pickPassthrough(List<Backend> candidates) {
+    return candidates.get(Math.floorMod(passthroughCursor.getAndIncrement(), candidates.size()));
+  }
+}

@@ -1,0 +1,91 @@
+package dev.kvroute.proxy;
+
+import io.netty.handler.codec.http.HttpHeaderNames;
+import io.netty.handler.codec.http.HttpHeaders;
+import io.netty.util.AsciiString;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+
+/**
+ * Header rules of a proxy (RFC 9110 §7.6.1): hop-by-hop headers describe one connection and are
+ * never forwarded; framing headers are recomputed by the proxy for its own connection.
+ *
+ * <p>Stateless and thread-safe.
+ */
+final class Headers {
+  /** The response header naming the backend a request was routed to. */
+  static final AsciiString KVROUTE_BACKEND = AsciiString.cached("x-kvroute-backend");
+
+  /** The request id header, added to the upstream request and the response when absent. */
+  static final AsciiString X_REQUEST_ID = AsciiString.cached("x-request-id");
+
+  static final AsciiString X_FORWARDED_FOR = AsciiString.cached("x-forwarded-for");
+
+  private static final List<AsciiString> HOP_BY_HOP = List.of(
+      HttpHeaderNames.CONNECTION,
+      HttpHeaderNames.KEEP_ALIVE,
+      AsciiString.cached("proxy-connection"),
+      HttpHeaderNames.PROXY_AUTHENTICATE,
+      HttpHeaderNames.PROXY_AUTHORIZATION,
+      HttpHeaderNames.TE,
+      HttpHeaderNames.TRAILER,
+      HttpHeaderNames.TRANSFER_ENCODING,
+      HttpHeaderNames.UPGRADE);
+
+  private Headers() {}
+
+  /**
+   * Copies {@code from} into {@code to} without hop-by-hop headers (including any named by
+   * {@code Connection}), {@code Content-Length} (the proxy sets its own framing) and the names in
+   * {@code alsoDrop}.
+   */
+  static void copyEndToEnd(HttpHeaders from, HttpHeaders to, AsciiString... alsoDrop) {
+    List<String> connectionTokens = new ArrayList<>(2);
+    for (String v : from.getAll(HttpHeaderNames.CONNECTION)) {
+      for (String t : v.split(",")) {
+        String token = t.trim().toLowerCase(Locale.ROOT);
+        if (!token.isEmpty()) {
+          connectionTokens.add(token);
+        }
+      }
+    }
+    for (Map.Entry<CharSequence, CharSequence> h : iterable(from)) {
+      CharSequence name = h.getKey();
+      if (isHopByHop(name) || AsciiString.contentEqualsIgnoreCase(name, HttpHeaderNames.CONTENT_LENGTH)) {
+        continue;
+      }
+      boolean drop = false;
+      for (AsciiString d : alsoDrop) {
+        if (AsciiString.contentEqualsIgnoreCase(name, d)) {
+          drop = true;
+          break;
+        }
+      }
+      for (String t : connectionTokens) {
+        if (AsciiString.contentEqualsIgnoreCase(name, t)) {
+          drop = true;
+          break;
+        }
+      }
+      if (!drop) {
+        to.add(name, h.getValue());
+      }
+    }
+  }
+
+  /** Whether {@code name} is a hop-by-hop header. */
+  static boolean isHopByHop(CharSequence name) {
+    for (AsciiString h : HOP_BY_HOP) {
+      if (AsciiString.contentEqualsIgnoreCase(name, h)) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  private static Iterable<Map.Entry<CharSequence, CharSequence>> iterable(HttpHeaders headers) {
+    return headers::iteratorCharSequence;
+  }
+}

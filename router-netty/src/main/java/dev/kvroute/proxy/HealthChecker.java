@@ -1,0 +1,123 @@
+package dev.kvroute.proxy;
+
+import dev.kvroute.proxy.config.HealthCheckConfig;
+import io.netty.channel.EventLoop;
+import java.lang.System.Logger.Level;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+/**
+ * Active health checks and KV-capacity discovery.
+ *
+ * <p>Every {@code healthCheck.interval} each backend gets {@code GET healthCheck.path}; a 2xx within
+ * {@code healthCheck.timeout} is a success, anything else a failure, and the thresholds move the
+ * backend between healthy and unhealthy (see {@link HealthCheckConfig}). A new backend is probed at
+ * once.
+ *
+ * <p>A backend added without a configured capacity has its capacity read from its
+ * {@code /metrics}: vLLM's {@code vllm:cache_config_info{num_gpu_blocks="N",block_size="B"}} gives
+ * {@code N × B} tokens, SGLang's {@code sglang:max_total_num_tokens} gives it directly. Until that
+ * succeeds the index uses {@code routing.defaultCapacityTokens}; discovery is retried with every
+ * probe.
+ *
+ * <p>Thread-safe: probe results are applied on one event loop.
+ */
+final class HealthChecker implements AutoCloseable {
+  private static final System.Logger LOG = System.getLogger(HealthChecker.class.getName());
+  private static final Pattern VLLM_BLOCKS = Pattern.compile("num_gpu_blocks=\"(\\d+)\"");
+  private static final Pattern VLLM_BLOCK_SIZE = Pattern.compile("block_size=\"(\\d+)\"");
+  private static final Pattern SGLANG_TOKENS =
+      Pattern.compile("(?m)^sglang:max_total_num_tokens(?:\\{[^}]*})?\\s+([0-9.eE+]+)");
+
+  private final HealthCheckConfig config;
+  private final BackendRegistry backends;
+  private final ControlClient control;
+  private final EventLoop loop;
+  private ScheduledFuture<?> task;
+
+  HealthChecker(HealthCheckConfig config, BackendRegistry backends, ControlClient control, EventLoop loop) {
+    this.config = config;
+    this.backends = backends;
+    this.control = control;
+    this.loop = loop;
+  }
+
+  /** Starts the periodic probes (when enabled). */
+  void start() {
+    if (config.enabled()) {
+      long interval = config.interval().toNanos();
+      task = loop.scheduleAtFixedRate(this::probeAll, interval, interval, TimeUnit.NANOSECONDS);
+    }
+  }
+
+  /** Probes {@code b} now and reads its capacity if unknown. */
+  void probeNow(Backend b) {
+    if (config.enabled()) {
+      probe(b);
+    }
+    discoverCapacity(b);
+  }
+
+  private void probeAll() {
+    for (Backend b : backends.all()) {
+      probe(b);
+      discoverCapacity(b);
+    }
+  }
+
+  private void probe(Backend b) {
+    control.get(b.config(), config.path(), null, config.timeout()).whenComplete((r, e) -> loop.execute(() -> {
+      boolean ok = e == null && r.ok();
+      if (b.probed(ok, config.healthyThreshold(), config.unhealthyThreshold())) {
+        LOG.log(Level.INFO, "backend {0} is now {1} ({2})", b.id(), b.healthy() ? "healthy" : "unhealthy",
+            e != null ? e.toString() : "status " + r.status());
+      }
+    }));
+  }
+
+  private void discoverCapacity(Backend b) {
+    if (b.capacityKnown() || b.removed()) {
+      return;
+    }
+    Duration timeout = config.timeout();
+    control.get(b.config(), "/metrics", null, timeout).whenComplete((r, e) -> {
+      if (e != null || !r.ok()) {
+        return;
+      }
+      long tokens = parseCapacityTokens(new String(r.body(), StandardCharsets.UTF_8));
+      if (tokens > 0 && !b.capacityKnown()) {
+        backends.capacityDiscovered(b, tokens);
+        LOG.log(Level.INFO, "backend {0}: KV capacity {1} tokens (from /metrics)", b.id(), String.valueOf(tokens));
+      }
+    });
+  }
+
+  /** KV capacity in tokens from a Prometheus text exposition, or {@code -1} when absent. */
+  static long parseCapacityTokens(String metricsText) {
+    for (String line : metricsText.split("\n")) {
+      if (line.startsWith("vllm:cache_config_info{")) {
+        Matcher blocks = VLLM_BLOCKS.matcher(line);
+        Matcher size = VLLM_BLOCK_SIZE.matcher(line);
+        if (blocks.find() && size.find()) {
+          return Long.parseLong(blocks.group(1)) * Long.parseLong(size.group(1));
+        }
+      }
+    }
+    Matcher m = SGLANG_TOKENS.matcher(metricsText);
+    if (m.find()) {
+      return (long) Double.parseDouble(m.group(1));
+    }
+    return -1;
+  }
+
+  @Override
+  public void close() {
+    if (task != null) {
+      task.cancel(false);
+    }
+  }
+}

@@ -1,0 +1,267 @@
+package dev.kvroute.proxy;
+
+import dev.kvroute.core.BackendId;
+import dev.kvroute.core.RouterCore;
+import dev.kvroute.core.Ticker;
+import dev.kvroute.core.index.PrefixIndex;
+import dev.kvroute.core.load.LoadTracker;
+import dev.kvroute.core.policy.Policies;
+import dev.kvroute.core.policy.RoutingPolicy;
+import dev.kvroute.core.request.RequestParser;
+import dev.kvroute.core.tokenize.PromptTokenizer;
+import dev.kvroute.core.tokenize.Tokenizer;
+import dev.kvroute.proxy.config.BackendConfig;
+import dev.kvroute.proxy.config.ConfigException;
+import dev.kvroute.proxy.config.ProxyConfig;
+import io.netty.bootstrap.ServerBootstrap;
+import io.netty.channel.Channel;
+import io.netty.channel.ChannelInitializer;
+import io.netty.channel.ChannelOption;
+import io.netty.channel.EventLoopGroup;
+import io.netty.channel.WriteBufferWaterMark;
+import io.netty.channel.socket.SocketChannel;
+import io.netty.handler.codec.http.HttpObjectAggregator;
+import io.netty.handler.codec.http.HttpServerCodec;
+import java.lang.System.Logger.Level;
+import java.net.InetSocketAddress;
+import java.net.URI;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.SplittableRandom;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * A running kvroute proxy, started in-process: the proxy listener, the admin listener, the upstream
+ * pools, health checks and, when asked, bundled mock engines.
+ *
+ * <pre>{@code
+ * ProxyConfig config = ProxyConfig.defaults()
+ *     .withPort(0)                       // ephemeral
+ *     .withAdminPort(-1)                 // no admin API
+ *     .withPolicy("cache-aware")
+ *     .withBackendUrls(List.of(URI.create("http://127.0.0.1:8001"), URI.create("http://127.0.0.1:8002")));
+ * try (KvrouteServer router = KvrouteServer.start(config)) {
+ *   URI base = router.uri();             // http://127.0.0.1:PORT, OpenAI base URL is base + "/v1"
+ * }
+ * }</pre>
+ *
+ * <p>{@link #start(ProxyConfig)} returns once both listeners are bound; backends are healthy from
+ * the start and probed at once. {@link #close()} stops listening, closes every connection (aborting
+ * requests in flight) and frees the threads; it waits at most a few seconds.
+ *
+ * <p>Thread-safe.
+ */
+public final class KvrouteServer implements AutoCloseable {
+  private static final System.Logger LOG = System.getLogger(KvrouteServer.class.getName());
+
+  private final ProxyConfig config;
+  private final RouterCore core;
+  private final EventLoopGroup boss;
+  private final EventLoopGroup workers;
+  private final UpstreamPool pool;
+  private final HealthChecker health;
+  private final ProxyContext context;
+  private final MockBackends mocks;
+  private Channel serverChannel;
+  private Channel adminChannel;
+
+  private KvrouteServer(ProxyConfig config, RouterCore core, Transport transport) {
+    this.config = config;
+    this.core = core;
+    this.boss = transport.group(1);
+    this.workers = transport.group(config.eventLoopThreads());
+    Ticker ticker = Ticker.system();
+    ProxyMetrics metrics = new ProxyMetrics(config.policy().name());
+    this.pool = new UpstreamPool(config, transport.channel(), metrics);
+    BackendRegistry backends = new BackendRegistry(config, core, metrics, ticker);
+    ControlClient control = new ControlClient(workers, transport.channel(), config.timeouts().connect());
+    this.health = new HealthChecker(config.healthCheck(), backends, control, workers.next());
+    backends.hooks(health::probeNow, pool::evict);
+    RequestParser parser = RequestParser.create(config.routing().sessionHeader(), config.routing().sessionField());
+    this.context = new ProxyContext(config, core, parser, backends, pool, control, metrics, ticker);
+    metrics.addGlobalGauges(core, pool);
+    this.mocks = config.backends().isEmpty() && config.mockBackends() > 0
+        ? MockBackends.start(config.mockBackends(), config.routing().tokenizer())
+        : null;
+  }
+
+  /**
+   * Starts a proxy with the routing core {@code config} describes (policy, tokenizer, page size).
+   *
+   * @throws ConfigException if the policy or tokenizer name is unknown
+   * @throws IllegalStateException if a port cannot be bound (the cause says why)
+   */
+  public static KvrouteServer start(ProxyConfig config) {
+    return start(config, createCore(config));
+  }
+
+  /**
+   * Starts a proxy routing with {@code core} (e.g. a core shared with a simulator); backends from
+   * {@code config} are registered in it.
+   *
+   * @throws IllegalStateException if a port cannot be bound (the cause says why)
+   */
+  public static KvrouteServer start(ProxyConfig config, RouterCore core) {
+    KvrouteServer s = new KvrouteServer(config, core, Transport.best());
+    try {
+      s.bind();
+    } catch (RuntimeException e) {
+      s.close();
+      throw e;
+    }
+    return s;
+  }
+
+  /**
+   * The routing core {@code config} describes: its policy over a radix prefix index of
+   * {@code routing.pageSizeTokens} pages and the jtokkit tokenizer {@code routing.tokenizer}.
+   *
+   * @throws ConfigException if the policy or tokenizer name is unknown
+   */
+  public static RouterCore createCore(ProxyConfig config) {
+    RoutingPolicy policy;
+    try {
+      policy = Policies.create(config.policy().name(), config.policy().toCore(), new SplittableRandom(config.policy().seed()));
+    } catch (IllegalArgumentException e) {
+      throw new ConfigException("policy.name: " + config.policy().name()
+          + " (expected: one of " + String.join(", ", Policies.names()) + ")", e);
+    }
+    Tokenizer tokenizer;
+    try {
+      tokenizer = Tokenizer.jtokkit(config.routing().tokenizer());
+    } catch (IllegalArgumentException e) {
+      throw new ConfigException("routing.tokenizer: " + config.routing().tokenizer()
+          + " (expected: o200k_base, cl100k_base, p50k_base or r50k_base)", e);
+    }
+    return RouterCore.create(policy, PromptTokenizer.create(tokenizer),
+        PrefixIndex.radix(config.routing().pageSizeTokens(), Ticker.system()), LoadTracker.create());
+  }
+
+  private void bind() {
+    List<BackendConfig> initial = new ArrayList<>(config.backends());
+    if (mocks != null) {
+      for (URI u : mocks.urls()) {
+        initial.add(BackendConfig.of(u));
+      }
+    }
+    for (BackendConfig b : initial) {
+      context.backends().add(b);
+    }
+    WriteBufferWaterMark marks = new WriteBufferWaterMark(
+        config.writeBuffer().lowWaterMarkBytes(), config.writeBuffer().highWaterMarkBytes());
+    ServerBootstrap proxy = new ServerBootstrap()
+        .group(boss, workers)
+        .channel(Transport.best().serverChannel())
+        .option(ChannelOption.SO_BACKLOG, 1024)
+        .option(ChannelOption.SO_REUSEADDR, true)
+        .childOption(ChannelOption.AUTO_READ, false)
+        .childOption(ChannelOption.TCP_NODELAY, true)
+        .childOption(ChannelOption.WRITE_BUFFER_WATER_MARK, marks)
+        .childHandler(new ProxyInitializer(context));
+    serverChannel = bindOrFail(proxy, config.bind(), config.port(), "proxy");
+    if (config.admin().enabled()) {
+      ServerBootstrap admin = new ServerBootstrap()
+          .group(boss, workers)
+          .channel(Transport.best().serverChannel())
+          .option(ChannelOption.SO_REUSEADDR, true)
+          .childHandler(new ChannelInitializer<SocketChannel>() {
+            @Override
+            protected void initChannel(SocketChannel ch) {
+              ch.pipeline()
+                  .addLast("codec", new HttpServerCodec())
+                  .addLast("aggregator", new HttpObjectAggregator((int) config.limits().maxBodyBytes()))
+                  .addLast("admin", new AdminHandler(context));
+            }
+          });
+      adminChannel = bindOrFail(admin, config.admin().bind(), config.admin().port(), "admin");
+    }
+    health.start();
+    LOG.log(Level.INFO, "kvroute listening on {0}:{1} (policy {2}, {3} backends{4})", config.bind(),
+        String.valueOf(port()), config.policy().name(), context.backends().all().size(),
+        adminChannel == null ? "" : ", admin on " + config.admin().bind() + ":" + adminPort());
+  }
+
+  private static Channel bindOrFail(ServerBootstrap b, String host, int port, String what) {
+    var f = b.bind(host, port).awaitUninterruptibly();
+    if (!f.isSuccess()) {
+      throw new IllegalStateException("cannot listen for " + what + " on " + host + ":" + port + ": " + f.cause(), f.cause());
+    }
+    return f.channel();
+  }
+
+  /** The proxy's bound port. */
+  public int port() {
+    return ((InetSocketAddress) serverChannel.localAddress()).getPort();
+  }
+
+  /** The admin API's bound port, or {@code -1} when it is disabled. */
+  public int adminPort() {
+    return adminChannel == null ? -1 : ((InetSocketAddress) adminChannel.localAddress()).getPort();
+  }
+
+  /** {@code http://host:port} of the proxy ({@code 127.0.0.1} for a wildcard bind). */
+  public URI uri() {
+    return URI.create("http://" + host(config.bind()) + ":" + port());
+  }
+
+  /** {@code http://host:port} of the admin API, or {@code null} when it is disabled. */
+  public URI adminUri() {
+    return adminChannel == null ? null : URI.create("http://" + host(config.admin().bind()) + ":" + adminPort());
+  }
+
+  /** The configuration this proxy runs with. */
+  public ProxyConfig config() {
+    return config;
+  }
+
+  /** The routing core (index, loads, policy) of this proxy. */
+  public RouterCore core() {
+    return core;
+  }
+
+  /** The current backends' names (ids), in the order added. */
+  public List<BackendId> backends() {
+    List<BackendId> ids = new ArrayList<>();
+    for (Backend b : context.backends().all()) {
+      ids.add(b.id());
+    }
+    return ids;
+  }
+
+  /** Base URLs of the bundled mock engines ({@code mockBackends}), empty when none were started. */
+  public List<URI> mockBackendUrls() {
+    return mocks == null ? List.of() : mocks.urls();
+  }
+
+  /** The Prometheus text exposition served at {@code /metrics}. */
+  public String scrapeMetrics() {
+    return context.metrics().scrape();
+  }
+
+  /**
+   * Stops listening, closes every connection (aborting requests in flight), stops health checks,
+   * frees the event loops and stops bundled mock engines.
+   */
+  @Override
+  public void close() {
+    health.close();
+    if (serverChannel != null) {
+      serverChannel.close().awaitUninterruptibly();
+    }
+    if (adminChannel != null) {
+      adminChannel.close().awaitUninterruptibly();
+    }
+    pool.close();
+    boss.shutdownGracefully(0, 2, TimeUnit.SECONDS);
+    workers.shutdownGracefully(0, 2, TimeUnit.SECONDS);
+    boss.terminationFuture().awaitUninterruptibly(5, TimeUnit.SECONDS);
+    workers.terminationFuture().awaitUninterruptibly(5, TimeUnit.SECONDS);
+    if (mocks != null) {
+      mocks.close();
+    }
+  }
+
+  private static String host(String bind) {
+    return bind.equals("0.0.0.0") || bind.equals("::") ? "127.0.0.1" : bind;
+  }
+}

@@ -1,0 +1,367 @@
+package dev.kvroute.proxy;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.kvroute.core.request.Endpoint;
+import dev.kvroute.core.request.InvalidRequestException;
+import dev.kvroute.core.request.RequestView;
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.ByteBufUtil;
+import io.netty.buffer.Unpooled;
+import io.netty.channel.ChannelFutureListener;
+import io.netty.channel.ChannelHandlerContext;
+import io.netty.channel.ChannelInboundHandlerAdapter;
+import io.netty.handler.codec.http.DefaultFullHttpResponse;
+import io.netty.handler.codec.http.DefaultHttpHeaders;
+import io.netty.handler.codec.http.FullHttpRequest;
+import io.netty.handler.codec.http.FullHttpResponse;
+import io.netty.handler.codec.http.HttpHeaderNames;
+import io.netty.handler.codec.http.HttpHeaderValues;
+import io.netty.handler.codec.http.HttpHeaders;
+import io.netty.handler.codec.http.HttpMethod;
+import io.netty.handler.codec.http.HttpResponseStatus;
+import io.netty.handler.codec.http.HttpUtil;
+import io.netty.handler.codec.http.HttpVersion;
+import io.netty.handler.codec.http.QueryStringDecoder;
+import io.netty.util.ReferenceCountUtil;
+import java.lang.System.Logger.Level;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ThreadLocalRandom;
+
+/**
+ * The last handler of a client connection: serves one request at a time, in order.
+ *
+ * <p>Routes by path: {@code POST /v1/chat/completions}, {@code /v1/completions} and {@code /generate}
+ * are parsed (400 on a malformed body) and routed by the policy; {@code GET /v1/models} is merged
+ * from the healthy backends; any other {@code /v1/*} passes through to a healthy backend;
+ * {@code GET /health} (liveness), {@code GET /ready} (at least one routable backend) and
+ * {@code GET /metrics} (Prometheus text) are answered here; everything else is 404.
+ *
+ * <p>Reading: auto-read is off. While a request is being served one read stays pending, so a client
+ * that disconnects is noticed at once (and its upstream request aborted); requests pipelined behind
+ * it are queued and no further read is issued until they are served.
+ *
+ * <p>Pipeline: {@code HttpServerCodec} → {@link RequestAggregator} → this.
+ *
+ * <p>Not thread-safe: one instance per connection, on its event loop.
+ */
+final class ProxyHandler extends ChannelInboundHandlerAdapter {
+  private static final System.Logger LOG = System.getLogger(ProxyHandler.class.getName());
+  private static final ObjectMapper JSON = new ObjectMapper();
+
+  private final ProxyContext px;
+  private final ArrayDeque<Object> queued = new ArrayDeque<>(2);
+  private ChannelHandlerContext ctx;
+  private ProxyExchange exchange;
+  private boolean busy;
+  private boolean closing;
+
+  ProxyHandler(ProxyContext px) {
+    this.px = px;
+  }
+
+  @Override
+  public void handlerAdded(ChannelHandlerContext ctx) {
+    this.ctx = ctx;
+  }
+
+  @Override
+  public void channelActive(ChannelHandlerContext ctx) {
+    ctx.read();
+    ctx.fireChannelActive();
+  }
+
+  @Override
+  public void channelRead(ChannelHandlerContext ctx, Object msg) {
+    if (!(msg instanceof FullHttpRequest) && !(msg instanceof RejectedRequest)) {
+      ReferenceCountUtil.release(msg);
+      return;
+    }
+    if (busy || closing) {
+      queued.add(msg);
+      return;
+    }
+    serve(msg);
+  }
+
+  @Override
+  public void channelInactive(ChannelHandlerContext ctx) {
+    closing = true;
+    releaseQueued();
+    if (exchange != null) {
+      exchange.onClientClosed();
+    }
+    ctx.fireChannelInactive();
+  }
+
+  @Override
+  public void channelWritabilityChanged(ChannelHandlerContext ctx) {
+    if (exchange != null) {
+      exchange.onClientWritabilityChanged();
+    }
+    ctx.fireChannelWritabilityChanged();
+  }
+
+  @Override
+  public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
+    px.metrics().channelException("client");
+    LOG.log(Level.DEBUG, () -> ctx.channel() + " client error: " + cause);
+    ctx.close();
+  }
+
+  /** Called by the current exchange (or local response) when its response is done. */
+  void exchangeDone(boolean keepAlive) {
+    exchange = null;
+    busy = false;
+    if (!keepAlive || closing) {
+      closing = true;
+      releaseQueued();
+      ctx.close();
+      return;
+    }
+    Object next = queued.poll();
+    if (next != null) {
+      serve(next);
+    } else {
+      ctx.read();
+    }
+  }
+
+  private void serve(Object msg) {
+    busy = true;
+    if (msg instanceof RejectedRequest) {
+      RejectedRequest r = (RejectedRequest) msg;
+      px.metrics().rejected("unknown");
+      closing = true;
+      releaseQueued();
+      r.answer(ctx.channel());
+      return;
+    }
+    FullHttpRequest req = (FullHttpRequest) msg;
+    try {
+      dispatch(req);
+    } catch (RuntimeException e) {
+      // a bug: the request's owner (this handler or its exchange) may be half-way; drop the connection
+      LOG.log(Level.ERROR, ctx.channel() + " failed to serve a request", e);
+      px.metrics().channelException("client");
+      closing = true;
+      ctx.close();
+      return;
+    }
+    if (busy && queued.isEmpty()) {
+      // watch the connection while the request is served: a close shows up as channelInactive
+      ctx.read();
+    }
+  }
+
+  private void dispatch(FullHttpRequest req) {
+    Timeline timeline = new Timeline(px.ticker().nanos());
+    String path = new QueryStringDecoder(req.uri()).path();
+    HttpMethod method = req.method();
+    Endpoint endpoint = Endpoint.forPath(path);
+    if (endpoint != null) {
+      String tag = endpointTag(endpoint);
+      if (!method.equals(HttpMethod.POST)) {
+        rejectLocally(req, HttpResponseStatus.METHOD_NOT_ALLOWED, method + " " + path + " (expected: POST)", tag);
+        return;
+      }
+      RequestView view;
+      try {
+        view = parse(endpoint, req);
+      } catch (InvalidRequestException e) {
+        rejectLocally(req, HttpResponseStatus.BAD_REQUEST, e.getMessage(), e.param(), tag);
+        return;
+      } catch (RuntimeException e) {
+        LOG.log(Level.ERROR, "request parser failed on " + path, e);
+        rejectLocally(req, HttpResponseStatus.INTERNAL_SERVER_ERROR, "cannot read the request: " + e, tag);
+        return;
+      }
+      startExchange(req, tag, view, timeline);
+      return;
+    }
+    if (path.equals("/v1/models") && method.equals(HttpMethod.GET)) {
+      mergedModels(req);
+      return;
+    }
+    if (path.startsWith("/v1/")) {
+      startExchange(req, "passthrough", null, timeline);
+      return;
+    }
+    if (path.equals("/health") && (method.equals(HttpMethod.GET) || method.equals(HttpMethod.HEAD))) {
+      local(req, text(HttpResponseStatus.OK, "application/json", "{\"status\":\"ok\"}"), null, null);
+      return;
+    }
+    if (path.equals("/ready") && (method.equals(HttpMethod.GET) || method.equals(HttpMethod.HEAD))) {
+      boolean ready = px.backends().anyRoutable();
+      local(req, text(ready ? HttpResponseStatus.OK : HttpResponseStatus.SERVICE_UNAVAILABLE, "application/json",
+          ready ? "{\"status\":\"ready\"}" : "{\"status\":\"no healthy backend\"}"), null, null);
+      return;
+    }
+    if (path.equals("/metrics") && method.equals(HttpMethod.GET)) {
+      local(req, text(HttpResponseStatus.OK, "text/plain; version=0.0.4; charset=utf-8", px.metrics().scrape()), null, null);
+      return;
+    }
+    rejectLocally(req, HttpResponseStatus.NOT_FOUND, "no route for " + method + " " + path, "unknown");
+  }
+
+  private RequestView parse(Endpoint endpoint, FullHttpRequest req) throws InvalidRequestException {
+    ByteBuf body = req.content();
+    HttpHeaders headers = req.headers();
+    if (body.hasArray()) {
+      return px.parser().parse(endpoint, body.array(), body.arrayOffset() + body.readerIndex(),
+          body.readableBytes(), headers::get);
+    }
+    return px.parser().parse(endpoint, ByteBufUtil.getBytes(body), headers::get);
+  }
+
+  private void startExchange(FullHttpRequest req, String tag, RequestView view, Timeline timeline) {
+    String requestId = requestId(req);
+    exchange = new ProxyExchange(px, this, ctx, req, tag, view, requestId, timeline);
+    exchange.start();
+  }
+
+  /** Answers a request the router refuses (never reaches a backend). */
+  private void rejectLocally(FullHttpRequest req, HttpResponseStatus status, String message, String tag) {
+    rejectLocally(req, status, message, null, tag);
+  }
+
+  private void rejectLocally(FullHttpRequest req, HttpResponseStatus status, String message, String param, String tag) {
+    boolean keepAlive = HttpUtil.isKeepAlive(req);
+    FullHttpResponse r = HttpErrors.response(ctx.alloc(), status, message, param, keepAlive);
+    r.headers().set(Headers.X_REQUEST_ID, requestId(req));
+    local(req, r, tag, Outcome.REJECTED);
+  }
+
+  /** Writes a locally built response and releases the request. */
+  private void local(FullHttpRequest req, FullHttpResponse response, String tag, Outcome outcome) {
+    boolean keepAlive = HttpUtil.isKeepAlive(req) && !response.headers().contains(HttpHeaderNames.CONNECTION, HttpHeaderValues.CLOSE, true);
+    if (!keepAlive) {
+      response.headers().set(HttpHeaderNames.CONNECTION, HttpHeaderValues.CLOSE);
+    }
+    ReferenceCountUtil.safeRelease(req);
+    if (outcome != null) {
+      px.metrics().request("none", tag, outcome, 0);
+    }
+    ctx.writeAndFlush(response).addListener((ChannelFutureListener) f -> exchangeDone(f.isSuccess() && keepAlive));
+  }
+
+  private FullHttpResponse text(HttpResponseStatus status, String contentType, String body) {
+    FullHttpResponse r = new DefaultFullHttpResponse(HttpVersion.HTTP_1_1, status,
+        Unpooled.copiedBuffer(body, StandardCharsets.UTF_8));
+    r.headers()
+        .set(HttpHeaderNames.CONTENT_TYPE, contentType)
+        .setInt(HttpHeaderNames.CONTENT_LENGTH, r.content().readableBytes());
+    return r;
+  }
+
+  /**
+   * {@code GET /v1/models}: asks every routable backend and merges the {@code data} lists (first
+   * occurrence of each model id wins). 503 when no backend is routable, 502 when none answered.
+   */
+  private void mergedModels(FullHttpRequest req) {
+    List<Backend> backends = px.backends().routable(Set.of());
+    boolean keepAlive = HttpUtil.isKeepAlive(req);
+    HttpHeaders forward = new DefaultHttpHeaders();
+    String auth = req.headers().get(HttpHeaderNames.AUTHORIZATION);
+    if (auth != null) {
+      forward.set(HttpHeaderNames.AUTHORIZATION, auth);
+    }
+    String requestId = requestId(req);
+    ReferenceCountUtil.safeRelease(req);
+    long start = px.ticker().nanos();
+    if (backends.isEmpty()) {
+      FullHttpResponse r = HttpErrors.response(ctx.alloc(), HttpResponseStatus.SERVICE_UNAVAILABLE, "no healthy backend", null, keepAlive);
+      r.headers().set(Headers.X_REQUEST_ID, requestId);
+      px.metrics().request("none", "models", Outcome.UNAVAILABLE, 0);
+      ctx.writeAndFlush(r).addListener((ChannelFutureListener) f -> exchangeDone(f.isSuccess() && keepAlive));
+      return;
+    }
+    List<CompletableFuture<ControlClient.Response>> answers = new ArrayList<>();
+    for (Backend b : backends) {
+      answers.add(px.control().get(b.config(), "/v1/models", forward, px.config().healthCheck().timeout()
+          .plus(px.config().timeouts().connect())));
+    }
+    CompletableFuture.allOf(answers.toArray(CompletableFuture[]::new)).handle((x, e) -> null)
+        .thenRun(() -> ctx.executor().execute(() -> {
+          ObjectNode merged = JSON.createObjectNode();
+          merged.put("object", "list");
+          ArrayNode data = merged.putArray("data");
+          Set<String> ids = new HashSet<>();
+          int answered = 0;
+          for (CompletableFuture<ControlClient.Response> a : answers) {
+            ControlClient.Response r = a.isCompletedExceptionally() ? null : a.join();
+            if (r == null || !r.ok()) {
+              continue;
+            }
+            try {
+              JsonNode models = JSON.readTree(r.body()).path("data");
+              answered++;
+              for (JsonNode m : models) {
+                if (ids.add(m.path("id").asText())) {
+                  data.add(m);
+                }
+              }
+            } catch (java.io.IOException ignored) {
+              // a backend answering garbage contributes nothing
+            }
+          }
+          FullHttpResponse r;
+          Outcome outcome;
+          if (answered == 0) {
+            r = HttpErrors.response(ctx.alloc(), HttpResponseStatus.BAD_GATEWAY, "no backend answered /v1/models", null, keepAlive);
+            outcome = Outcome.FAILED;
+          } else {
+            r = text(HttpResponseStatus.OK, "application/json", merged.toString());
+            outcome = Outcome.SUCCESS;
+          }
+          r.headers().set(Headers.X_REQUEST_ID, requestId);
+          if (!keepAlive) {
+            r.headers().set(HttpHeaderNames.CONNECTION, HttpHeaderValues.CLOSE);
+          }
+          px.metrics().request("none", "models", outcome, px.ticker().nanos() - start);
+          if (closing) {
+            r.release();
+            return;
+          }
+          ctx.writeAndFlush(r).addListener((ChannelFutureListener) f -> exchangeDone(f.isSuccess() && keepAlive));
+        }));
+  }
+
+  private static String endpointTag(Endpoint e) {
+    switch (e) {
+      case CHAT_COMPLETIONS:
+        return "chat";
+      case COMPLETIONS:
+        return "completions";
+      case SGLANG_GENERATE:
+        return "generate";
+      default:
+        return "other";
+    }
+  }
+
+  /** The client's {@code X-Request-Id} when present and reasonable, else a new random id. */
+  private static String requestId(FullHttpRequest req) {
+    String id = req.headers().get(Headers.X_REQUEST_ID);
+    if (id != null && !id.isBlank() && id.length() <= 200) {
+      return id;
+    }
+    ThreadLocalRandom r = ThreadLocalRandom.current();
+    return String.format("%016x%016x", r.nextLong(), r.nextLong());
+  }
+
+  private void releaseQueued() {
+    Object m;
+    while ((m = queued.poll()) != null) {
+      ReferenceCountUtil.safeRelease(m);
+    }
+  }
+}

@@ -1,0 +1,270 @@
+package dev.kvroute.proxy;
+
+import dev.kvroute.core.BackendId;
+import dev.kvroute.core.RouterCore;
+import dev.kvroute.core.policy.Rule;
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.DistributionSummary;
+import io.micrometer.core.instrument.Gauge;
+import io.micrometer.core.instrument.Meter;
+import io.micrometer.core.instrument.Tags;
+import io.micrometer.core.instrument.Timer;
+import io.micrometer.prometheusmetrics.PrometheusConfig;
+import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * The proxy's Micrometer meters, exported in Prometheus text format at {@code GET /metrics}.
+ * {@code docs/operations.md} explains each one. Names are lowercase with dots ({@code kvroute.*});
+ * Prometheus shows them with underscores and unit suffixes ({@code kvroute_requests_total},
+ * {@code kvroute_request_duration_seconds}). Tags have bounded values only: backend ids (from
+ * configuration or the admin API), the policy name, and the fixed sets of endpoint kinds, outcomes,
+ * rules and error kinds; never a session, prompt, path or client-supplied model.
+ *
+ * <p>Thread-safe.
+ */
+final class ProxyMetrics {
+  /** Request and end-to-end buckets, as vLLM's {@code vllm:e2e_request_latency_seconds} (seconds). */
+  private static final double[] DURATION_BUCKETS_SECONDS = {
+    0.01, 0.05, 0.1, 0.3, 0.5, 0.8, 1.0, 1.5, 2.0, 2.5, 5, 10, 15, 20, 30, 40, 50, 60, 120, 240, 480, 960, 1920
+  };
+
+  /** TTFT buckets, as vLLM's {@code vllm:time_to_first_token_seconds} (seconds). */
+  private static final double[] TTFT_BUCKETS_SECONDS = {
+    0.001, 0.005, 0.01, 0.02, 0.04, 0.06, 0.08, 0.1, 0.25, 0.5, 0.75, 1.0, 2.5, 5.0, 7.5, 10, 20, 40, 80, 160, 640
+  };
+
+  /** Routing decision time buckets (seconds): 10 µs to 50 ms. */
+  private static final double[] DECISION_BUCKETS_SECONDS = {
+    0.00001, 0.000025, 0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.05
+  };
+
+  /** Token-count buckets (1-2-5 series up to 1M tokens). */
+  private static final double[] TOKEN_BUCKETS = {
+    1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 10_000, 20_000, 50_000, 100_000, 200_000, 500_000, 1_000_000
+  };
+
+  private final PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
+  private final String policy;
+  private final Map<BackendId, List<Meter>> backendMeters = new ConcurrentHashMap<>();
+
+  ProxyMetrics(String policy) {
+    this.policy = policy;
+  }
+
+  PrometheusMeterRegistry registry() {
+    return registry;
+  }
+
+  /** The Prometheus text exposition of every meter. */
+  String scrape() {
+    return registry.scrape();
+  }
+
+  /** One request ended: {@code kvroute.requests} and {@code kvroute.request.duration}. */
+  void request(String backend, String endpoint, Outcome outcome, long durationNanos) {
+    Counter.builder("kvroute.requests")
+        .description("Requests by backend, policy, endpoint and outcome")
+        .tags("backend", backend, "policy", policy, "endpoint", endpoint, "outcome", outcome.tag())
+        .register(registry)
+        .increment();
+    if (outcome != Outcome.REJECTED) {
+      Timer.builder("kvroute.request.duration")
+          .description("Time from the request read to the response's last byte written (or failure)")
+          .tags("policy", policy, "endpoint", endpoint, "outcome", outcome.tag())
+          .serviceLevelObjectives(durations(DURATION_BUCKETS_SECONDS))
+          .register(registry)
+          .record(durationNanos, TimeUnit.NANOSECONDS);
+    }
+  }
+
+  /** A request refused by the router before routing (limits, malformed HTTP). */
+  void rejected(String endpoint) {
+    request("none", endpoint, Outcome.REJECTED, 0);
+  }
+
+  /** Router-observed time to first token: request read to first response body byte. */
+  void ttft(String backend, String endpoint, long nanos) {
+    Timer.builder("kvroute.ttft")
+        .description("Router-observed time to first token: request read to first response body byte from the backend")
+        .tags("backend", backend, "endpoint", endpoint)
+        .serviceLevelObjectives(durations(TTFT_BUCKETS_SECONDS))
+        .register(registry)
+        .record(nanos, TimeUnit.NANOSECONDS);
+  }
+
+  /** One routing decision and the rule that made it. */
+  void decision(Rule rule, long decisionNanos) {
+    Counter.builder("kvroute.routing.decisions")
+        .description("Routing decisions by policy and the rule that fired")
+        .tags("policy", policy, "rule", rule.name().toLowerCase(java.util.Locale.ROOT))
+        .register(registry)
+        .increment();
+    Timer.builder("kvroute.routing.decision.duration")
+        .description("Time to route one request: tokenize, match the prefix index, apply the policy")
+        .tags("policy", policy)
+        .serviceLevelObjectives(durations(DECISION_BUCKETS_SECONDS))
+        .register(registry)
+        .record(decisionNanos, TimeUnit.NANOSECONDS);
+  }
+
+  /** The index's prediction for a routed request: prompt tokens and matched (predicted cached) tokens. */
+  void predicted(String backend, int promptTokens, int predictedCachedTokens) {
+    tokens("kvroute.prompt.tokens", "Prompt tokens of routed requests as the router tokenizes them", backend)
+        .record(promptTokens);
+    tokens("kvroute.prefix.predicted.tokens", "Prompt tokens the prefix index predicted the chosen backend had cached", backend)
+        .record(predictedCachedTokens);
+  }
+
+  /**
+   * The engine's own usage report for a finished request, and how far the prediction was from it.
+   *
+   * @param cachedTokens engine-reported cached prompt tokens, or {@code -1} when not reported
+   */
+  void reported(String backend, long promptTokens, long cachedTokens, long predictedCachedTokens) {
+    tokens("kvroute.engine.prompt.tokens", "Prompt tokens as reported by the engine (usage.prompt_tokens)", backend)
+        .record(promptTokens);
+    if (cachedTokens < 0) {
+      usageReport("no_cached_tokens");
+      return;
+    }
+    usageReport("cached_tokens");
+    tokens("kvroute.engine.cached.tokens", "Cached prompt tokens as reported by the engine (prompt_tokens_details.cached_tokens)", backend)
+        .record(cachedTokens);
+    long error = predictedCachedTokens - cachedTokens;
+    DistributionSummary.builder("kvroute.prefix.prediction.error")
+        .description("Absolute difference between predicted and engine-reported cached tokens, by direction")
+        .baseUnit("tokens")
+        .tags("backend", backend, "direction", error > 0 ? "over" : error < 0 ? "under" : "exact")
+        .serviceLevelObjectives(TOKEN_BUCKETS)
+        .register(registry)
+        .record(Math.abs(error));
+  }
+
+  /** A finished response carried no usage the router could read. */
+  void usageMissing() {
+    usageReport("missing");
+  }
+
+  private void usageReport(String result) {
+    Counter.builder("kvroute.usage.reports")
+        .description("Finished generation responses by what usage the router could read from them")
+        .tags("result", result)
+        .register(registry)
+        .increment();
+  }
+
+  /** An upstream failure of {@code kind} (connect, connect_timeout, first_byte_timeout, ...). */
+  void upstreamError(String backend, String kind) {
+    Counter.builder("kvroute.upstream.errors")
+        .description("Upstream failures by backend and kind")
+        .tags("backend", backend, "kind", kind)
+        .register(registry)
+        .increment();
+  }
+
+  /** A retry on another backend (or, for {@code stale_connection}, on a fresh connection). */
+  void retry(String reason) {
+    Counter.builder("kvroute.retries")
+        .description("Retries by reason")
+        .tags("reason", reason)
+        .register(registry)
+        .increment();
+  }
+
+  /** An exception caught on a channel, by side ({@code client}, {@code upstream}, {@code admin}). */
+  void channelException(String side) {
+    Counter.builder("kvroute.channel.exceptions")
+        .description("Exceptions caught on channels, by side")
+        .tags("side", side)
+        .register(registry)
+        .increment();
+  }
+
+  /** Whether an upstream connection came from the pool or was opened. */
+  void poolAcquired(boolean reused) {
+    Counter.builder("kvroute.upstream.connections")
+        .description("Upstream connections taken for requests, by source (pooled or new)")
+        .tags("source", reused ? "pooled" : "new")
+        .register(registry)
+        .increment();
+  }
+
+  /** A circuit breaker changed state. */
+  void circuitTransition(BackendId backend, CircuitBreaker.State to) {
+    Counter.builder("kvroute.circuit.transitions")
+        .description("Circuit-breaker state changes by backend and new state")
+        .tags("backend", backend.name(), "state", to.name().toLowerCase(java.util.Locale.ROOT))
+        .register(registry)
+        .increment();
+  }
+
+  /** Registers the per-backend gauges of {@code backend}. */
+  void addBackend(Backend backend, RouterCore core) {
+    BackendId id = backend.id();
+    Tags tags = Tags.of("backend", id.name());
+    List<Meter> meters = new ArrayList<>();
+    meters.add(Gauge.builder("kvroute.backend.inflight", core, c -> c.loads().load(id).inFlightRequests())
+        .description("Requests routed to the backend and not yet finished")
+        .baseUnit("requests").tags(tags).register(registry));
+    meters.add(Gauge.builder("kvroute.backend.prefilling", core, c -> c.loads().load(id).prefillingRequests())
+        .description("Requests routed to the backend and not yet past their first token")
+        .baseUnit("requests").tags(tags).register(registry));
+    meters.add(Gauge.builder("kvroute.backend.healthy", backend, b -> b.healthy() ? 1 : 0)
+        .description("1 when the backend passes its active health checks")
+        .tags(tags).register(registry));
+    meters.add(Gauge.builder("kvroute.circuit.state", backend, b -> b.breaker().state().code())
+        .description("Circuit-breaker state: 0 closed, 1 open, 2 half-open")
+        .tags(tags).register(registry));
+    meters.add(Gauge.builder("kvroute.index.size", core, c -> c.index().sizeTokens(id))
+        .description("Tokens the prefix index attributes to the backend")
+        .baseUnit("tokens").tags(tags).register(registry));
+    meters.add(Gauge.builder("kvroute.backend.capacity", backend, Backend::capacityTokens)
+        .description("KV capacity the prefix index allows the backend")
+        .baseUnit("tokens").tags(tags).register(registry));
+    List<Meter> previous = backendMeters.put(id, meters);
+    if (previous != null) {
+      previous.forEach(registry::remove);
+    }
+  }
+
+  /** Removes the per-backend gauges of {@code backend}. */
+  void removeBackend(BackendId backend) {
+    List<Meter> meters = backendMeters.remove(backend);
+    if (meters != null) {
+      meters.forEach(registry::remove);
+    }
+  }
+
+  /** Registers the gauges that do not depend on a backend. */
+  void addGlobalGauges(RouterCore core, UpstreamPool pool) {
+    Gauge.builder("kvroute.index.memory", core, c -> c.index().estimatedBytes())
+        .description("Estimated heap bytes held by the prefix index")
+        .baseUnit("bytes").register(registry);
+    Gauge.builder("kvroute.upstream.idle.connections", pool, UpstreamPool::idleCount)
+        .description("Idle pooled upstream connections")
+        .baseUnit("connections").register(registry);
+  }
+
+  private DistributionSummary tokens(String name, String description, String backend) {
+    return DistributionSummary.builder(name)
+        .description(description)
+        .baseUnit("tokens")
+        .tags("backend", backend)
+        .serviceLevelObjectives(TOKEN_BUCKETS)
+        .register(registry);
+  }
+
+  private static Duration[] durations(double[] seconds) {
+    Duration[] d = new Duration[seconds.length];
+    for (int i = 0; i < seconds.length; i++) {
+      d[i] = Duration.ofNanos((long) (seconds[i] * 1e9));
+    }
+    return d;
+  }
+}

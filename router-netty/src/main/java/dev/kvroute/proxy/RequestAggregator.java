@@ -1,0 +1,196 @@
+package dev.kvroute.proxy;
+
+import io.netty.buffer.CompositeByteBuf;
+import io.netty.buffer.Unpooled;
+import io.netty.channel.ChannelFutureListener;
+import io.netty.channel.ChannelHandlerContext;
+import io.netty.channel.ChannelInboundHandlerAdapter;
+import io.netty.handler.codec.DecoderResult;
+import io.netty.handler.codec.http.DefaultFullHttpRequest;
+import io.netty.handler.codec.http.DefaultFullHttpResponse;
+import io.netty.handler.codec.http.FullHttpRequest;
+import io.netty.handler.codec.http.HttpContent;
+import io.netty.handler.codec.http.HttpHeaderNames;
+import io.netty.handler.codec.http.HttpRequest;
+import io.netty.handler.codec.http.HttpResponseStatus;
+import io.netty.handler.codec.http.HttpUtil;
+import io.netty.handler.codec.http.HttpVersion;
+import io.netty.handler.codec.http.LastHttpContent;
+import io.netty.handler.codec.http.TooLongHttpHeaderException;
+import io.netty.handler.codec.http.TooLongHttpLineException;
+import io.netty.util.ReferenceCountUtil;
+
+/**
+ * Aggregates a request's body into one {@link FullHttpRequest}, enforcing the body limit on the bytes
+ * actually read, so a chunked body without {@code Content-Length} is limited too.
+ *
+ * <p>A request that cannot be accepted is passed on as a {@link RejectedRequest} (so that the next
+ * handler answers it in order, after any response still in progress), for one of:
+ *
+ * <ul>
+ *   <li>{@code Content-Length} or bytes read above {@code maxBodyBytes} → 413;
+ *   <li>a header block above the decoder's limit → 431; a request line above it → 414; any other
+ *       decoding failure → 400;
+ *   <li>an {@code Expect} other than {@code 100-continue} → 417.
+ * </ul>
+ *
+ * After a rejection this handler reads and discards the rest of the client's bytes until the
+ * connection closes; whoever answers the rejection closes it (see {@link RejectedRequest}).
+ *
+ * <p>{@code Expect: 100-continue} is answered here ({@code 100 Continue}, or 413 when the announced
+ * length is too large) and the header is removed, so it is never forwarded.
+ *
+ * <p>Pipeline position: right after {@code HttpServerCodec}, before {@code FlowControlHandler}. With
+ * auto-read off it asks for the next read itself while a body is incomplete.
+ *
+ * <p>Not thread-safe: one instance per channel, used on its event loop.
+ */
+final class RequestAggregator extends ChannelInboundHandlerAdapter {
+  private final long maxBodyBytes;
+  private HttpRequest head;
+  private CompositeByteBuf body;
+  private boolean draining;
+
+  RequestAggregator(long maxBodyBytes) {
+    this.maxBodyBytes = maxBodyBytes;
+  }
+
+  @Override
+  public void channelRead(ChannelHandlerContext ctx, Object msg) {
+    if (draining) {
+      boolean last = msg instanceof LastHttpContent;
+      ReferenceCountUtil.release(msg);
+      if (last) {
+        ctx.close();
+      }
+      return;
+    }
+    if (msg instanceof HttpRequest) {
+      onHead(ctx, (HttpRequest) msg);
+    } else if (msg instanceof HttpContent) {
+      onContent(ctx, (HttpContent) msg);
+    } else {
+      ctx.fireChannelRead(msg);
+    }
+  }
+
+  private void onHead(ChannelHandlerContext ctx, HttpRequest req) {
+    releaseBody();
+    DecoderResult result = req.decoderResult();
+    if (result.isFailure()) {
+      ReferenceCountUtil.release(req);
+      Throwable cause = result.cause();
+      if (cause instanceof TooLongHttpHeaderException) {
+        reject(ctx, HttpResponseStatus.REQUEST_HEADER_FIELDS_TOO_LARGE, "request header block too large");
+      } else if (cause instanceof TooLongHttpLineException) {
+        reject(ctx, HttpResponseStatus.REQUEST_URI_TOO_LONG, "request line too long");
+      } else {
+        reject(ctx, HttpResponseStatus.BAD_REQUEST, "malformed HTTP request: " + cause.getMessage());
+      }
+      return;
+    }
+    String expect = req.headers().get(HttpHeaderNames.EXPECT);
+    if (expect != null && !"100-continue".equalsIgnoreCase(expect.trim())) {
+      ReferenceCountUtil.release(req);
+      reject(ctx, HttpResponseStatus.EXPECTATION_FAILED,
+          "unsupported Expect: " + expect + " (expected: 100-continue)");
+      return;
+    }
+    long declared = HttpUtil.getContentLength(req, -1L);
+    if (declared > maxBodyBytes) {
+      ReferenceCountUtil.release(req);
+      reject(ctx, HttpResponseStatus.REQUEST_ENTITY_TOO_LARGE, tooLarge());
+      return;
+    }
+    if (expect != null) {
+      req.headers().remove(HttpHeaderNames.EXPECT);
+      ctx.writeAndFlush(new DefaultFullHttpResponse(HttpVersion.HTTP_1_1, HttpResponseStatus.CONTINUE, Unpooled.EMPTY_BUFFER))
+          .addListener(ChannelFutureListener.FIRE_EXCEPTION_ON_FAILURE);
+    }
+    head = req;
+    body = ctx.alloc().compositeBuffer(1024);
+    if (req instanceof HttpContent) {
+      onContent(ctx, (HttpContent) req);
+    }
+  }
+
+  private void onContent(ChannelHandlerContext ctx, HttpContent chunk) {
+    if (head == null) {
+      ReferenceCountUtil.release(chunk);
+      return;
+    }
+    if (chunk.decoderResult().isFailure()) {
+      ReferenceCountUtil.release(chunk);
+      releaseBody();
+      reject(ctx, HttpResponseStatus.BAD_REQUEST, "malformed HTTP request body: " + chunk.decoderResult().cause().getMessage());
+      return;
+    }
+    int n = chunk.content().readableBytes();
+    if ((long) body.readableBytes() + n > maxBodyBytes) {
+      ReferenceCountUtil.release(chunk);
+      releaseBody();
+      reject(ctx, HttpResponseStatus.REQUEST_ENTITY_TOO_LARGE, tooLarge());
+      return;
+    }
+    boolean last = chunk instanceof LastHttpContent;
+    if (n > 0) {
+      body.addComponent(true, chunk.content().retain());
+    }
+    if (!(chunk instanceof HttpRequest)) {
+      chunk.release();
+    }
+    if (last) {
+      HttpRequest h = head;
+      FullHttpRequest full = new DefaultFullHttpRequest(
+          h.protocolVersion(), h.method(), h.uri(), body, h.headers(), ((LastHttpContent) chunk).trailingHeaders());
+      full.headers().remove(HttpHeaderNames.TRANSFER_ENCODING);
+      HttpUtil.setContentLength(full, body.readableBytes());
+      if (h instanceof HttpContent) {
+        // a decoder-built full request: its own content was copied into body above
+        ReferenceCountUtil.release(h);
+      }
+      head = null;
+      body = null;
+      ctx.fireChannelRead(full);
+    }
+  }
+
+  @Override
+  public void channelReadComplete(ChannelHandlerContext ctx) {
+    if ((head != null || draining) && !ctx.channel().config().isAutoRead()) {
+      ctx.read();
+    }
+    ctx.fireChannelReadComplete();
+  }
+
+  @Override
+  public void channelInactive(ChannelHandlerContext ctx) {
+    releaseBody();
+    ctx.fireChannelInactive();
+  }
+
+  @Override
+  public void handlerRemoved(ChannelHandlerContext ctx) {
+    releaseBody();
+  }
+
+  private void reject(ChannelHandlerContext ctx, HttpResponseStatus status, String message) {
+    draining = true;
+    ctx.fireChannelRead(new RejectedRequest(status, message));
+  }
+
+  private String tooLarge() {
+    return "request body exceeds the limit of " + maxBodyBytes + " bytes";
+  }
+
+  private void releaseBody() {
+    if (body != null) {
+      body.release();
+      body = null;
+    }
+    if (head != null) {
+      ReferenceCountUtil.release(head);
+      head = null;
+    }
+  }
+}

@@ -1,0 +1,307 @@
+package dev.kvroute.proxy;
+
+import com.fasterxml.jackson.core.JsonFactory;
+import com.fasterxml.jackson.core.JsonParser;
+import com.fasterxml.jackson.core.JsonToken;
+import com.fasterxml.jackson.core.async.ByteBufferFeeder;
+import io.netty.buffer.ByteBuf;
+import io.netty.util.ByteProcessor;
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.util.ArrayDeque;
+import java.util.Arrays;
+
+/**
+ * Reads a generation response's usage while its bytes are relayed, without buffering the response
+ * and without changing a byte: the caller passes each relayed buffer to {@link #feed}, which only
+ * reads it (reader and writer indexes untouched).
+ *
+ * <p>Two forms:
+ *
+ * <ul>
+ *   <li>JSON ({@code application/json}): an incremental (non-blocking) Jackson parser follows the
+ *       document and picks {@code usage.prompt_tokens} and
+ *       {@code usage.prompt_tokens_details.cached_tokens} (OpenAI/vLLM), or {@code meta_info.prompt_tokens}
+ *       and {@code meta_info.cached_tokens} (SGLang {@code /generate}). Memory: the parser's state.
+ *   <li>SSE ({@code text/event-stream}): bytes are split into lines and events across reads (so an
+ *       event or a UTF-8 character split between two reads is reassembled); only the current event's
+ *       {@code data} is held, at most {@link #MAX_EVENT_BYTES}. Events mentioning
+ *       {@code prompt_tokens} are parsed; the last usage seen wins (vLLM sends it in the final chunk
+ *       with {@code choices: []}, or in every chunk with {@code continuous_usage_stats}).
+ * </ul>
+ *
+ * <p>A malformed body just yields no usage. Not thread-safe: one per response, on its event loop.
+ */
+abstract class UsageScanner {
+  /** Largest SSE event the scanner will hold; larger events are skipped. */
+  static final int MAX_EVENT_BYTES = 1 << 20;
+
+  private static final JsonFactory JSON = new JsonFactory();
+
+  long promptTokens = -1;
+  long cachedTokens = -1;
+
+  /** A scanner for a response of {@code contentType}, or {@code null} when it carries no usage. */
+  static UsageScanner forContentType(String contentType) {
+    if (contentType == null) {
+      return null;
+    }
+    String ct = contentType.toLowerCase(java.util.Locale.ROOT);
+    if (ct.startsWith("text/event-stream")) {
+      return new Sse();
+    }
+    if (ct.startsWith("application/json")) {
+      return new Json();
+    }
+    return null;
+  }
+
+  /** Reads {@code buf}'s readable bytes; does not change the buffer. */
+  abstract void feed(ByteBuf buf);
+
+  /** Signals the end of the response. */
+  abstract void end();
+
+  /** {@code usage.prompt_tokens}, or {@code -1} when not seen. */
+  long promptTokens() {
+    return promptTokens;
+  }
+
+  /** {@code usage.prompt_tokens_details.cached_tokens}, or {@code -1} when not seen. */
+  long cachedTokens() {
+    return cachedTokens;
+  }
+
+  /** Whether any usage was found. */
+  boolean found() {
+    return promptTokens >= 0;
+  }
+
+  /** Follows a JSON document with Jackson's non-blocking parser. */
+  static final class Json extends UsageScanner {
+    private JsonParser parser;
+    private ByteBufferFeeder feeder;
+    // field name per open container; null for arrays and the root
+    private final ArrayDeque<String> path = new ArrayDeque<>();
+    private String field;
+
+    Json() {
+      try {
+        parser = JSON.createNonBlockingByteBufferParser();
+        feeder = (ByteBufferFeeder) parser.getNonBlockingInputFeeder();
+      } catch (IOException e) {
+        parser = null;
+      }
+    }
+
+    @Override
+    void feed(ByteBuf buf) {
+      if (parser == null || !buf.isReadable()) {
+        return;
+      }
+      try {
+        if (buf.nioBufferCount() == 1) {
+          feeder.feedInput(buf.nioBuffer(buf.readerIndex(), buf.readableBytes()));
+          drain();
+        } else {
+          for (ByteBuffer b : buf.nioBuffers(buf.readerIndex(), buf.readableBytes())) {
+            feeder.feedInput(b);
+            drain();
+          }
+        }
+      } catch (IOException | RuntimeException e) {
+        parser = null;
+      }
+    }
+
+    @Override
+    void end() {
+      if (parser == null) {
+        return;
+      }
+      try {
+        feeder.endOfInput();
+        drain();
+        parser.close();
+      } catch (IOException | RuntimeException e) {
+        // malformed tail: keep what was read
+      }
+      parser = null;
+    }
+
+    private void drain() throws IOException {
+      JsonToken t;
+      while ((t = parser.nextToken()) != null && t != JsonToken.NOT_AVAILABLE) {
+        switch (t) {
+          case START_OBJECT:
+          case START_ARRAY:
+            path.push(field == null ? "" : field);
+            field = null;
+            break;
+          case END_OBJECT:
+          case END_ARRAY:
+            path.poll();
+            field = null;
+            break;
+          case FIELD_NAME:
+            field = parser.currentName();
+            break;
+          case VALUE_NUMBER_INT:
+            onNumber(parser.getLongValue());
+            field = null;
+            break;
+          default:
+            field = null;
+            break;
+        }
+      }
+    }
+
+    private void onNumber(long value) {
+      // path holds container names innermost first; the root object is ""
+      int depth = path.size();
+      if (depth == 2) {
+        String parent = path.peek();
+        if ("usage".equals(parent) && "prompt_tokens".equals(field)) {
+          promptTokens = value;
+        } else if ("meta_info".equals(parent) && "prompt_tokens".equals(field)) {
+          promptTokens = value;
+        } else if ("meta_info".equals(parent) && "cached_tokens".equals(field)) {
+          cachedTokens = value;
+        }
+      } else if (depth == 3 && "cached_tokens".equals(field)) {
+        var it = path.iterator();
+        String parent = it.next();
+        String grand = it.next();
+        if ("prompt_tokens_details".equals(parent) && "usage".equals(grand)) {
+          cachedTokens = value;
+        }
+      }
+    }
+  }
+
+  /** Splits an SSE stream into events and parses the ones that carry usage. */
+  static final class Sse extends UsageScanner implements ByteProcessor {
+    private static final byte[] DATA = "data:".getBytes(java.nio.charset.StandardCharsets.US_ASCII);
+    private static final byte[] NEEDLE = "prompt_tokens".getBytes(java.nio.charset.StandardCharsets.US_ASCII);
+
+    private byte[] line = new byte[256];
+    private int lineLength;
+    private boolean lineOverflow;
+    private byte[] data = new byte[256];
+    private int dataLength;
+    private boolean dataOverflow;
+    private boolean hasData;
+
+    @Override
+    void feed(ByteBuf buf) {
+      if (buf.isReadable()) {
+        buf.forEachByte(buf.readerIndex(), buf.readableBytes(), this);
+      }
+    }
+
+    @Override
+    public boolean process(byte b) {
+      if (b == '\n') {
+        onLine();
+      } else if (lineLength < MAX_EVENT_BYTES) {
+        if (lineLength == line.length) {
+          line = Arrays.copyOf(line, Math.min(MAX_EVENT_BYTES, line.length * 2));
+        }
+        line[lineLength++] = b;
+      } else {
+        lineOverflow = true;
+      }
+      return true;
+    }
+
+    @Override
+    void end() {
+      if (lineLength > 0) {
+        onLine();
+      }
+      dispatch();
+    }
+
+    private void onLine() {
+      int len = lineLength;
+      if (len > 0 && line[len - 1] == '\r') {
+        len--;
+      }
+      boolean overflow = lineOverflow;
+      lineLength = 0;
+      lineOverflow = false;
+      if (len == 0) {
+        dispatch();
+        return;
+      }
+      if (!startsWith(line, len, DATA)) {
+        return; // event:, id:, retry:, comments
+      }
+      int from = DATA.length;
+      if (from < len && line[from] == ' ') {
+        from++;
+      }
+      if (overflow) {
+        dataOverflow = true;
+        return;
+      }
+      int add = len - from + (hasData ? 1 : 0);
+      if (dataLength + add > MAX_EVENT_BYTES) {
+        dataOverflow = true;
+        return;
+      }
+      if (dataLength + add > data.length) {
+        data = Arrays.copyOf(data, Math.max(dataLength + add, data.length * 2));
+      }
+      if (hasData) {
+        data[dataLength++] = '\n';
+      }
+      System.arraycopy(line, from, data, dataLength, len - from);
+      dataLength += len - from;
+      hasData = true;
+    }
+
+    private void dispatch() {
+      if (hasData && !dataOverflow && indexOf(data, dataLength, NEEDLE) >= 0) {
+        Json json = new Json();
+        json.feed(io.netty.buffer.Unpooled.wrappedBuffer(data, 0, dataLength));
+        json.end();
+        if (json.promptTokens >= 0) {
+          promptTokens = json.promptTokens;
+        }
+        if (json.cachedTokens >= 0) {
+          cachedTokens = json.cachedTokens;
+        }
+      }
+      dataLength = 0;
+      hasData = false;
+      dataOverflow = false;
+    }
+
+    private static boolean startsWith(byte[] a, int len, byte[] prefix) {
+      if (len < prefix.length) {
+        return false;
+      }
+      for (int i = 0; i < prefix.length; i++) {
+        if (a[i] != prefix[i]) {
+          return false;
+        }
+      }
+      return true;
+    }
+
+    private static int indexOf(byte[] a, int len, byte[] needle) {
+      outer:
+      for (int i = 0; i + needle.length <= len; i++) {
+        for (int j = 0; j < needle.length; j++) {
+          if (a[i + j] != needle[j]) {
+            continue outer;
+          }
+        }
+        return i;
+      }
+      return -1;
+    }
+  }
+}

@@ -1,0 +1,381 @@
+package dev.kvroute.proxy;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import dev.kvroute.proxy.config.HealthCheckConfig;
+import dev.kvroute.proxy.config.LimitConfig;
+import dev.kvroute.proxy.config.ProxyConfig;
+import dev.kvroute.proxy.config.TimeoutConfig;
+import java.io.IOException;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.List;
+import org.junit.jupiter.api.MethodOrderer;
+import org.junit.jupiter.api.Order;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestMethodOrder;
+import org.junit.jupiter.api.extension.ExtendWith;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+/**
+ * The proxy's HTTP behaviour against scriptable fake backends: byte-for-byte forwarding, header
+ * rules, framing, limits and errors, local endpoints.
+ */
+@ExtendWith(NettyLeakExtension.class)
+@TestMethodOrder(MethodOrderer.MethodName.class)
+final class ProxyHttpIT {
+  static final String CHAT = "{\"model\": \"fake-model\",  \"messages\":[{\"role\":\"user\",\"content\":\"hello there\"}],"
+      + " \"unknown_field\": {\"kept\": [1, 2.50, true]}, \"max_tokens\": 4}";
+
+  @RegisterExtension
+  @Order(1)
+  static final ServerExtension<FakeBackend> A = new ServerExtension<>(() -> new FakeBackend("a", "model-a"));
+
+  @RegisterExtension
+  @Order(2)
+  static final ServerExtension<FakeBackend> B = new ServerExtension<>(() -> new FakeBackend("b", "model-b"));
+
+  @RegisterExtension
+  @Order(3)
+  static final ServerExtension<KvrouteServer> ROUTER = new ServerExtension<>(() -> KvrouteServer.start(
+      ProxyConfig.defaults()
+          .withPort(0)
+          .withAdminPort(0)
+          .withPolicy("round-robin")
+          .withLimits(new LimitConfig(64 << 10, 4096, 2048))
+          .withTimeouts(new TimeoutConfig(Duration.ofSeconds(1), Duration.ofSeconds(2), Duration.ofSeconds(1)))
+          .withHealthCheck(new HealthCheckConfig(true, "/health", Duration.ofMillis(200), Duration.ofSeconds(1), 2, 1))
+          .withBackendUrls(List.of(A.get().uri(), B.get().uri()))));
+
+  private final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
+
+  private URI uri(String path) {
+    return ROUTER.get().uri().resolve(path);
+  }
+
+  private FakeBackend backendNamed(String header) {
+    return header.equals(A.get().uri().getHost() + ":" + A.get().port()) ? A.get() : B.get();
+  }
+
+  @Test
+  void bodyIsForwardedByteForByteWithHopByHopHeadersRemoved() throws Exception {
+    try (RawHttp c = new RawHttp(ROUTER.get().port())) {
+      byte[] body = CHAT.getBytes(StandardCharsets.UTF_8);
+      c.send("POST /v1/chat/completions HTTP/1.1\r\nHost: router\r\nContent-Type: application/json\r\n"
+          + "Content-Length: " + body.length + "\r\n"
+          + "Connection: keep-alive, x-private\r\nx-private: secret\r\nKeep-Alive: timeout=9\r\nTE: trailers\r\n"
+          + "Proxy-Authorization: Basic Zm9v\r\nAuthorization: Bearer user-key\r\nx-custom: kept\r\n\r\n");
+      c.send(body);
+      RawHttp.Response r = c.read();
+      assertThat(r.status()).isEqualTo(200);
+      String chosen = r.header("x-kvroute-backend");
+      assertThat(chosen).isNotNull();
+      FakeBackend.Received got = backendNamed(chosen).last();
+      assertThat(got.body()).isEqualTo(body);
+      assertThat(got.headers().get("x-private")).isNull();
+      assertThat(got.headers().get("keep-alive")).isNull();
+      assertThat(got.headers().get("te")).isNull();
+      assertThat(got.headers().get("proxy-authorization")).isNull();
+      assertThat(got.headers().get("connection")).isNull();
+      assertThat(got.headers().get("authorization")).isEqualTo("Bearer user-key");
+      assertThat(got.headers().get("x-custom")).isEqualTo("kept");
+      assertThat(got.headers().get("x-request-id")).isNotBlank();
+      assertThat(got.headers().get("host")).isEqualTo("127.0.0.1:" + backendNamed(chosen).port());
+      assertThat(got.headers().getInt("content-length")).isEqualTo(body.length);
+      assertThat(r.header("x-request-id")).isEqualTo(got.headers().get("x-request-id"));
+      assertThat(r.header("keep-alive")).as("hop-by-hop header of the backend's response").isNull();
+      assertThat(r.header("content-length")).isEqualTo(String.valueOf(r.body().length));
+      assertThat(r.header("transfer-encoding")).isNull();
+      assertThat(r.bodyText()).contains("\"usage\"");
+    }
+  }
+
+  @Test
+  void clientRequestIdIsKept() throws Exception {
+    HttpResponse<String> r = http.send(HttpRequest.newBuilder(uri("/v1/chat/completions"))
+        .header("X-Request-Id", "req-42").POST(HttpRequest.BodyPublishers.ofString(CHAT)).build(),
+        HttpResponse.BodyHandlers.ofString());
+    assertThat(r.statusCode()).isEqualTo(200);
+    assertThat(r.headers().firstValue("x-request-id")).hasValue("req-42");
+    assertThat(backendNamed(r.headers().firstValue("x-kvroute-backend").orElseThrow()).last().headers().get("x-request-id"))
+        .isEqualTo("req-42");
+  }
+
+  @Test
+  void streamIsRelayedByteIdenticalWithChunkedFraming() throws Exception {
+    String body = "{\"messages\":[{\"role\":\"user\",\"content\":\"stream please\"}],\"stream\":true}";
+    try (RawHttp c = new RawHttp(ROUTER.get().port())) {
+      c.send("POST /v1/chat/completions HTTP/1.1\r\nHost: r\r\nx-fake: events=5;trailer\r\nContent-Length: "
+          + body.getBytes(StandardCharsets.UTF_8).length + "\r\n\r\n" + body);
+      RawHttp.Response r = c.read();
+      assertThat(r.status()).isEqualTo(200);
+      assertThat(r.chunked()).isTrue();
+      assertThat(r.header("content-length")).isNull();
+      assertThat(r.header("content-type")).startsWith("text/event-stream");
+      StringBuilder expected = new StringBuilder();
+      for (int i = 0; i < 5; i++) {
+        expected.append("data: {\"id\":\"c\",\"object\":\"chat.completion.chunk\",\"choices\":[{\"index\":0,")
+            .append("\"delta\":{\"content\":\" wörd").append(i).append("\"},\"finish_reason\":null}]}\n\n");
+      }
+      expected.append("data: {\"id\":\"c\",\"object\":\"chat.completion.chunk\",\"choices\":[],\"usage\":")
+          .append("{\"prompt_tokens\":10,\"total_tokens\":12,\"completion_tokens\":2,\"prompt_tokens_details\":{\"cached_tokens\":0}}}\n\n")
+          .append("data: [DONE]\n\n");
+      assertThat(r.body()).isEqualTo(expected.toString().getBytes(StandardCharsets.UTF_8));
+      // the connection stays usable
+      c.send("GET /health HTTP/1.1\r\nHost: r\r\n\r\n");
+      assertThat(c.read().status()).isEqualTo(200);
+    }
+  }
+
+  @Test
+  void expectContinueIsAnsweredAndNotForwarded() throws Exception {
+    byte[] body = CHAT.getBytes(StandardCharsets.UTF_8);
+    try (RawHttp c = new RawHttp(ROUTER.get().port())) {
+      c.send("POST /v1/chat/completions HTTP/1.1\r\nHost: r\r\nExpect: 100-continue\r\nContent-Length: "
+          + body.length + "\r\n\r\n");
+      RawHttp.Response cont = c.read();
+      assertThat(cont.status()).isEqualTo(100);
+      c.send(body);
+      RawHttp.Response r = c.read();
+      assertThat(r.status()).isEqualTo(200);
+      FakeBackend.Received got = backendNamed(r.header("x-kvroute-backend")).last();
+      assertThat(got.headers().get("expect")).isNull();
+      assertThat(got.body()).isEqualTo(body);
+    }
+  }
+
+  @Test
+  void expectContinueWithTooLargeLengthIsRefusedWithoutReadingTheBody() throws Exception {
+    try (RawHttp c = new RawHttp(ROUTER.get().port())) {
+      c.send("POST /v1/chat/completions HTTP/1.1\r\nHost: r\r\nExpect: 100-continue\r\nContent-Length: 10000000\r\n\r\n");
+      RawHttp.Response r = c.read();
+      assertThat(r.status()).isEqualTo(413);
+      assertThat(r.bodyText()).contains("\"code\":413").contains("RequestTooLargeError");
+      assertThat(r.header("connection")).isEqualTo("close");
+    }
+  }
+
+  @Test
+  void bodyOverTheLimitIs413() throws Exception {
+    HttpResponse<String> r = http.send(HttpRequest.newBuilder(uri("/v1/chat/completions"))
+        .POST(HttpRequest.BodyPublishers.ofString("{\"prompt\":\"" + "x".repeat(70_000) + "\"}")).build(),
+        HttpResponse.BodyHandlers.ofString());
+    assertThat(r.statusCode()).isEqualTo(413);
+    assertThat(r.body()).contains("\"error\"").contains("65536");
+  }
+
+  @Test
+  void chunkedBodyOverTheLimitIs413() throws Exception {
+    try (RawHttp c = new RawHttp(ROUTER.get().port())) {
+      c.send("POST /v1/completions HTTP/1.1\r\nHost: r\r\nTransfer-Encoding: chunked\r\n\r\n");
+      String chunk = "y".repeat(8192);
+      StringBuilder sb = new StringBuilder();
+      for (int i = 0; i < 10; i++) {
+        sb.append(Integer.toHexString(chunk.length())).append("\r\n").append(chunk).append("\r\n");
+      }
+      sb.append("0\r\n\r\n");
+      c.send(sb.toString());
+      RawHttp.Response r = c.read();
+      assertThat(r.status()).isEqualTo(413);
+      assertThat(r.bodyText()).contains("\"type\":\"RequestTooLargeError\"");
+      assertThat(c.closedByPeer()).isTrue();
+    }
+    assertThat(A.get().received).noneMatch(x -> x.uri().equals("/v1/completions") && x.body().length > 60_000);
+  }
+
+  @Test
+  void chunkedBodyWithinTheLimitIsForwardedWithContentLength() throws Exception {
+    String prompt = "{\"prompt\": \"chunked upload\", \"max_tokens\": 3}";
+    try (RawHttp c = new RawHttp(ROUTER.get().port())) {
+      c.send("POST /v1/completions HTTP/1.1\r\nHost: r\r\nTransfer-Encoding: chunked\r\n\r\n"
+          + "5\r\n" + prompt.substring(0, 5) + "\r\n"
+          + Integer.toHexString(prompt.length() - 5) + "\r\n" + prompt.substring(5) + "\r\n0\r\n\r\n");
+      RawHttp.Response r = c.read();
+      assertThat(r.status()).isEqualTo(200);
+      FakeBackend.Received got = backendNamed(r.header("x-kvroute-backend")).last();
+      assertThat(got.bodyText()).isEqualTo(prompt);
+      assertThat(got.headers().get("transfer-encoding")).isNull();
+      assertThat(got.headers().getInt("content-length")).isEqualTo(prompt.length());
+    }
+  }
+
+  @Test
+  void headerBlockOverTheLimitIs431() throws Exception {
+    try (RawHttp c = new RawHttp(ROUTER.get().port())) {
+      c.send("POST /v1/chat/completions HTTP/1.1\r\nHost: r\r\nx-big: " + "h".repeat(5000) + "\r\nContent-Length: 2\r\n\r\n{}");
+      RawHttp.Response r = c.read();
+      assertThat(r.status()).isEqualTo(431);
+      assertThat(r.bodyText()).contains("\"code\":431");
+    }
+  }
+
+  @Test
+  void requestLineOverTheLimitIs414() throws Exception {
+    try (RawHttp c = new RawHttp(ROUTER.get().port())) {
+      c.send("GET /v1/models?" + "q".repeat(3000) + " HTTP/1.1\r\nHost: r\r\n\r\n");
+      assertThat(c.read().status()).isEqualTo(414);
+    }
+  }
+
+  @Test
+  void malformedJsonIs400() throws Exception {
+    HttpResponse<String> r = http.send(HttpRequest.newBuilder(uri("/v1/chat/completions"))
+        .POST(HttpRequest.BodyPublishers.ofString("{\"messages\": [")).build(), HttpResponse.BodyHandlers.ofString());
+    assertThat(r.statusCode()).isEqualTo(400);
+    assertThat(r.body()).contains("\"type\":\"BadRequestError\"").contains("\"code\":400");
+  }
+
+  @Test
+  void missingPromptIs400WithParam() throws Exception {
+    HttpResponse<String> r = http.send(HttpRequest.newBuilder(uri("/v1/completions"))
+        .POST(HttpRequest.BodyPublishers.ofString("{\"model\":\"m\"}")).build(), HttpResponse.BodyHandlers.ofString());
+    assertThat(r.statusCode()).isEqualTo(400);
+    assertThat(r.body()).contains("prompt");
+  }
+
+  @Test
+  void getOnAGenerationEndpointIs405AndUnknownPathIs404() throws Exception {
+    assertThat(http.send(HttpRequest.newBuilder(uri("/v1/chat/completions")).build(),
+        HttpResponse.BodyHandlers.ofString()).statusCode()).isEqualTo(405);
+    HttpResponse<String> r = http.send(HttpRequest.newBuilder(uri("/nope")).build(), HttpResponse.BodyHandlers.ofString());
+    assertThat(r.statusCode()).isEqualTo(404);
+    assertThat(r.body()).contains("NotFoundError");
+  }
+
+  @Test
+  void healthReadyAndMetrics() throws Exception {
+    assertThat(http.send(HttpRequest.newBuilder(uri("/health")).build(), HttpResponse.BodyHandlers.ofString()).statusCode())
+        .isEqualTo(200);
+    assertThat(http.send(HttpRequest.newBuilder(uri("/ready")).build(), HttpResponse.BodyHandlers.ofString()).statusCode())
+        .isEqualTo(200);
+    http.send(HttpRequest.newBuilder(uri("/v1/chat/completions")).POST(HttpRequest.BodyPublishers.ofString(CHAT)).build(),
+        HttpResponse.BodyHandlers.ofString());
+    HttpResponse<String> m = http.send(HttpRequest.newBuilder(uri("/metrics")).build(), HttpResponse.BodyHandlers.ofString());
+    assertThat(m.statusCode()).isEqualTo(200);
+    assertThat(m.body())
+        .contains("kvroute_requests_total{backend=")
+        .contains("kvroute_request_duration_seconds_bucket")
+        .contains("kvroute_ttft_seconds_bucket")
+        .contains("kvroute_routing_decisions_total{policy=\"round-robin\",rule=\"round_robin\"}")
+        .contains("kvroute_backend_inflight_requests{backend=")
+        .contains("kvroute_index_size_tokens{backend=")
+        .contains("kvroute_circuit_state{backend=")
+        .contains("kvroute_engine_cached_tokens")
+        .contains("kvroute_prefix_predicted_tokens");
+  }
+
+  @Test
+  void modelsAreMergedFromTheBackends() throws Exception {
+    HttpResponse<String> r = http.send(HttpRequest.newBuilder(uri("/v1/models")).build(), HttpResponse.BodyHandlers.ofString());
+    assertThat(r.statusCode()).isEqualTo(200);
+    assertThat(r.body()).contains("\"object\":\"list\"").contains("model-a").contains("model-b");
+  }
+
+  @Test
+  void otherV1PathsPassThrough() throws Exception {
+    HttpResponse<String> r = http.send(HttpRequest.newBuilder(uri("/v1/embeddings"))
+        .POST(HttpRequest.BodyPublishers.ofString("{\"input\":\"x\"}")).build(), HttpResponse.BodyHandlers.ofString());
+    assertThat(r.statusCode()).isEqualTo(200);
+    assertThat(backendNamed(r.headers().firstValue("x-kvroute-backend").orElseThrow()).last().uri()).isEqualTo("/v1/embeddings");
+  }
+
+  @Test
+  void pipelinedRequestsAreAnsweredInOrder() throws Exception {
+    try (RawHttp c = new RawHttp(ROUTER.get().port())) {
+      String one = "{\"prompt\":\"one\"}";
+      String two = "{\"prompt\":\"two\",\"stream\":true}";
+      c.send("POST /v1/completions HTTP/1.1\r\nHost: r\r\nx-fake: delay-ms=200\r\nContent-Length: " + one.length() + "\r\n\r\n" + one
+          + "POST /v1/completions HTTP/1.1\r\nHost: r\r\nContent-Length: " + two.length() + "\r\n\r\n" + two
+          + "GET /health HTTP/1.1\r\nHost: r\r\n\r\n");
+      RawHttp.Response r1 = c.read();
+      RawHttp.Response r2 = c.read();
+      RawHttp.Response r3 = c.read();
+      assertThat(r1.header("content-type")).isEqualTo("application/json");
+      assertThat(r2.header("content-type")).startsWith("text/event-stream");
+      assertThat(r3.bodyText()).contains("ok");
+    }
+  }
+
+  @Test
+  void http10ClientGetsAnAnswer() throws Exception {
+    try (RawHttp c = new RawHttp(ROUTER.get().port())) {
+      String s = "{\"prompt\":\"old client\",\"stream\":true}";
+      c.send("POST /v1/completions HTTP/1.0\r\nContent-Length: " + s.length() + "\r\n\r\n" + s);
+      RawHttp.Response r = c.read();
+      assertThat(r.status()).isEqualTo(200);
+      assertThat(r.bodyText()).endsWith("data: [DONE]\n\n");
+    }
+  }
+
+  @Test
+  void backendClosingMidStreamEndsTheClientResponseWithAnError() throws Exception {
+    String s = "{\"prompt\":\"p\",\"stream\":true}";
+    try (RawHttp c = new RawHttp(ROUTER.get().port())) {
+      c.send("POST /v1/completions HTTP/1.1\r\nHost: r\r\nx-fake: events=5;close-after=2\r\nContent-Length: "
+          + s.length() + "\r\n\r\n" + s);
+      org.assertj.core.api.Assertions.assertThatThrownBy(c::read).isInstanceOf(IOException.class);
+    }
+  }
+
+  @Test
+  void idleTimeoutBetweenChunksEndsTheStream() throws Exception {
+    String s = "{\"prompt\":\"p\",\"stream\":true}";
+    long t0 = System.nanoTime();
+    try (RawHttp c = new RawHttp(ROUTER.get().port())) {
+      c.send("POST /v1/completions HTTP/1.1\r\nHost: r\r\nx-fake: events=3;interval-ms=5000\r\nContent-Length: "
+          + s.length() + "\r\n\r\n" + s);
+      org.assertj.core.api.Assertions.assertThatThrownBy(c::read).isInstanceOf(IOException.class);
+    }
+    assertThat(Duration.ofNanos(System.nanoTime() - t0)).isLessThan(Duration.ofSeconds(4));
+  }
+
+  @Test
+  void longHealthyStreamIsNotCutByTheTimeouts() throws Exception {
+    // 12 events 250 ms apart: 3 s in total, beyond both the first-byte (2 s) and idle (1 s) timeouts
+    String s = "{\"prompt\":\"p\",\"stream\":true}";
+    try (RawHttp c = new RawHttp(ROUTER.get().port())) {
+      c.send("POST /v1/completions HTTP/1.1\r\nHost: r\r\nx-fake: events=12;interval-ms=250\r\nContent-Length: "
+          + s.length() + "\r\n\r\n" + s);
+      RawHttp.Response r = c.read();
+      assertThat(r.status()).isEqualTo(200);
+      assertThat(r.bodyText()).contains("wörd11").endsWith("data: [DONE]\n\n");
+    }
+  }
+
+  @Test
+  void firstByteTimeoutIsRetriedThenAnswered504() throws Exception {
+    HttpResponse<String> r = http.send(HttpRequest.newBuilder(uri("/v1/completions"))
+        .header("x-fake", "delay-ms=4000").POST(HttpRequest.BodyPublishers.ofString("{\"prompt\":\"slow\"}")).build(),
+        HttpResponse.BodyHandlers.ofString());
+    assertThat(r.statusCode()).isEqualTo(504);
+    assertThat(r.body()).contains("GatewayTimeoutError");
+    assertThat(ROUTER.get().scrapeMetrics()).contains("kvroute_retries_total{reason=\"first_byte_timeout\"}");
+  }
+
+  @Test
+  void clientDisconnectMidStreamAbortsTheUpstreamRequest() throws Exception {
+    int abortedBefore = A.get().abortedStreams.get() + B.get().abortedStreams.get();
+    String s = "{\"prompt\":\"p\",\"stream\":true}";
+    RawHttp c = new RawHttp(ROUTER.get().port());
+    c.send("POST /v1/completions HTTP/1.1\r\nHost: r\r\nx-fake: events=200;interval-ms=20\r\nContent-Length: "
+        + s.length() + "\r\n\r\n" + s);
+    assertThat(c.line()).startsWith("HTTP/1.1 200");
+    while (!c.line().startsWith("data:")) {
+      // headers and the first chunk size
+    }
+    long t0 = System.nanoTime();
+    c.close();
+    await().atMost(Duration.ofSeconds(1)).until(() -> A.get().abortedStreams.get() + B.get().abortedStreams.get() > abortedBefore);
+    assertThat(Duration.ofNanos(System.nanoTime() - t0)).isLessThan(Duration.ofSeconds(1));
+    await().atMost(Duration.ofSeconds(1)).until(() -> ROUTER.get().core().loads().load(dev.kvroute.core.BackendId.of(
+        A.get().uri().getHost() + ":" + A.get().port())).inFlightRequests() == 0
+        && ROUTER.get().core().loads().load(dev.kvroute.core.BackendId.of(
+            B.get().uri().getHost() + ":" + B.get().port())).inFlightRequests() == 0);
+    assertThat(ROUTER.get().scrapeMetrics()).contains("outcome=\"cancelled\"");
+  }
+}
