@@ -13,6 +13,7 @@ import picocli.CommandLine.Command;
       CommandLine.HelpCommand.class,
       HealthCheckCommand.class,
       dev.kvroute.engine.MockEngineCommand.class,
+      dev.kvroute.proxy.ServeCommand.class,
     })
 public final class Main implements Runnable {
 

@@ -1,0 +1,91 @@
+package dev.kvroute.proxy;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.dataformat.yaml.YAMLFactory;
+import dev.kvroute.proxy.config.ConfigLoader;
+import dev.kvroute.proxy.config.ProxyConfig;
+import java.io.PrintWriter;
+import java.io.StringWriter;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.Iterator;
+import java.util.Map;
+import java.util.TreeSet;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import picocli.CommandLine;
+
+final class ServeCommandTest {
+
+  @Test
+  void everyYamlKeyHasAFlag() throws Exception {
+    JsonNode tree = new ObjectMapper(new YAMLFactory()).readTree(ConfigLoader.toYaml(ProxyConfig.defaults()));
+    TreeSet<String> leaves = new TreeSet<>();
+    collect(tree, "", leaves);
+    assertThat(new TreeSet<>(ServeCommand.yamlKeysWithFlags())).isEqualTo(leaves);
+  }
+
+  private static void collect(JsonNode node, String prefix, TreeSet<String> out) {
+    if (node.isObject()) {
+      Iterator<Map.Entry<String, JsonNode>> it = node.fields();
+      while (it.hasNext()) {
+        Map.Entry<String, JsonNode> e = it.next();
+        collect(e.getValue(), prefix.isEmpty() ? e.getKey() : prefix + "." + e.getKey(), out);
+      }
+    } else {
+      out.add(prefix);
+    }
+  }
+
+  @Test
+  void flagsOverrideTheFile(@TempDir Path dir) throws Exception {
+    Path yaml = dir.resolve("kvroute.yaml");
+    Files.writeString(yaml, "port: 9000\npolicy:\n  name: sticky\ntimeouts:\n  idle: 30s\n");
+    ServeCommand cmd = new ServeCommand();
+    new CommandLine(cmd).parseArgs("--config", yaml.toString(), "--port", "9100", "--idle-timeout", "45s",
+        "--backend", "http://10.0.0.5:8000,capacityTokens=1000", "--backend", "http://10.0.0.6:8000",
+        "--no-circuit-breaker", "--cache-threshold", "0.5");
+    ProxyConfig c = cmd.resolve();
+    assertThat(c.port()).isEqualTo(9100);
+    assertThat(c.policy().name()).isEqualTo("sticky");
+    assertThat(c.policy().cacheThreshold()).isEqualTo(0.5);
+    assertThat(c.timeouts().idle()).isEqualTo(Duration.ofSeconds(45));
+    assertThat(c.backends()).hasSize(2);
+    assertThat(c.backends().get(0).capacityTokens()).isEqualTo(1000);
+    assertThat(c.circuitBreaker().enabled()).isFalse();
+  }
+
+  @Test
+  void printConfigShowsTheEffectiveYaml() {
+    StringWriter out = new StringWriter();
+    CommandLine cl = new CommandLine(new ServeCommand());
+    cl.setOut(new PrintWriter(out));
+    int code = cl.execute("--print-config", "--backend", "http://127.0.0.1:8001", "--policy", "cost");
+    assertThat(code).isZero();
+    assertThat(out.toString()).contains("name: cost").contains("http://127.0.0.1:8001");
+    assertThat(ConfigLoader.parse(out.toString(), Map.of()).policy().name()).isEqualTo("cost");
+  }
+
+  @Test
+  void badValueIsAUsageErrorNamingTheOption() {
+    StringWriter err = new StringWriter();
+    CommandLine cl = new CommandLine(new ServeCommand());
+    cl.setErr(new PrintWriter(err));
+    int code = cl.execute("--backend", "http://127.0.0.1:8001", "--connect-timeout", "0s");
+    assertThat(code).isEqualTo(CommandLine.ExitCode.USAGE);
+    assertThat(err.toString()).contains("timeouts.connect: 0s (expected: > 0)");
+  }
+
+  @Test
+  void noBackendIsAUsageError() {
+    StringWriter err = new StringWriter();
+    CommandLine cl = new CommandLine(new ServeCommand());
+    cl.setErr(new PrintWriter(err));
+    assertThat(cl.execute()).isEqualTo(CommandLine.ExitCode.USAGE);
+    assertThat(err.toString()).contains("--mock-backends");
+  }
+}
