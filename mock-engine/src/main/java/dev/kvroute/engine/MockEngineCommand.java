@@ -39,6 +39,14 @@ public final class MockEngineCommand implements Callable<Integer> {
 
   @Spec CommandSpec spec;
 
+  /** Runs the command standalone (the {@code kvroute} launcher runs it as a subcommand). */
+  public static void main(String[] args) {
+    int code = new picocli.CommandLine(new MockEngineCommand()).execute(args);
+    if (code != 0) {
+      System.exit(code);
+    }
+  }
+
   @Option(names = "--host", defaultValue = "0.0.0.0", description = "Address to bind (default: ${DEFAULT-VALUE}).")
   String host;
 

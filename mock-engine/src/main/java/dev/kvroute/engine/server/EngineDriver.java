@@ -13,7 +13,8 @@ import java.util.concurrent.TimeUnit;
 /**
  * Drives one {@link EngineModel} in wall-clock time on one event loop: model time is the wall time
  * elapsed since start times the time scale K. After every change it schedules a single timer at the
- * wall time of the model's next event ({@code nextEventNanos / K}); the timer advances the model to
+ * wall time of the model's next event ({@code nextEventNanos / K}, rounded up to {@link
+ * #TIMER_SLACK_NANOS}); the timer advances the model to
  * the current model time, hands the events to the requests' {@link Sink sinks}, records metrics, and
  * flushes every sink written to in that pass (one flush per connection per pass). Events carry their
  * model time, so a late timer delays writes but never the reported times.
@@ -33,6 +34,12 @@ final class EngineDriver implements EngineListener {
     /** Flushes what the callbacks of this pass wrote. */
     void flush();
   }
+
+  /**
+   * Wall-clock granularity of the timer: an event is written at most this late (its reported model
+   * time is exact). Bounds wake-ups to 1000 per second however many streams are open.
+   */
+  static final long TIMER_SLACK_NANOS = 1_000_000L;
 
   private static final class Tracked {
     final Sink sink;
@@ -199,7 +206,9 @@ final class EngineDriver implements EngineListener {
       timer.cancel(false);
     }
     long dueWall = (long) Math.ceil(next / timeScale);
-    long delay = Math.max(0, dueWall - (System.nanoTime() - startWall));
+    long delay = dueWall - (System.nanoTime() - startWall);
+    // Coalesce wake-ups: events due within one slack period are handled by one timer.
+    delay = delay <= 0 ? 0 : ((delay + TIMER_SLACK_NANOS - 1) / TIMER_SLACK_NANOS) * TIMER_SLACK_NANOS;
     timerModelNanos = next;
     timer = loop.schedule(this::tick, delay, TimeUnit.NANOSECONDS);
   }

@@ -125,7 +125,7 @@ final class NettyMockEngine implements MockEngineServer {
     ServerBootstrap b = new ServerBootstrap()
         .group(loop, loop)
         .channel(serverChannelClass())
-        .option(ChannelOption.SO_BACKLOG, 1024)
+        .option(ChannelOption.SO_BACKLOG, 4096)
         .option(ChannelOption.SO_REUSEADDR, true)
         .childOption(ChannelOption.TCP_NODELAY, true)
         .childHandler(new ChannelInitializer<SocketChannel>() {
