@@ -18,7 +18,10 @@ import java.util.concurrent.locks.StampedLock;
  * are per page (as in vLLM's block pool): with runs, every divergence between two backends' views and
  * every tail eviction would split a run, and per-backend state would have to be kept per run segment.
  * Fixed-size pages make a node one row of a {@code long[]} (no object per node): its hash, its
- * parent, and its holders.
+ * parent, a child hint and its holders. The hint is the child most recently inserted under the node;
+ * along a conversation it nearly always hits, and the rows of a path allocated together are
+ * adjacent, so a descent mostly reads consecutive rows instead of probing the map. A hint is only
+ * used after checking the hinted row's hash and parent, so a stale hint costs one map lookup.
  *
  * <p><b>Holders.</b> Each node stores a bitmask of the backends that hold it ({@code words} longs per
  * node, one bit per dense backend ordinal, so any number of backends works and up to 64 cost one long).
@@ -30,7 +33,9 @@ import java.util.concurrent.locks.StampedLock;
  * most-recent end in reverse order (tail page first, first page last), so every page sits behind all
  * its descendants in the list: the least recent entry is always a leaf of that backend's view, and
  * popping it is both LRU and tail-first, the order vLLM's free-block queue evicts in. Eviction is
- * O(1) per page, with no walk of the tree. A backend's node-to-entry lookup is a primitive hash map.
+ * O(1) per page, with no walk of the tree. A backend's node-to-entry lookup is a primitive hash map,
+ * skipped when the entry sits where the previous insert of the same path left it (just before its
+ * parent's entry), which is also when the entry needs no relinking.
  *
  * <p><b>Memory.</b> Every live node is held by at least one backend and each backend holds at most
  * {@code floor(capacityTokens / pageSizeTokens)} pages (an insert evicts before it adds a page to a
@@ -47,12 +52,12 @@ import java.util.concurrent.locks.StampedLock;
  */
 final class RadixPrefixIndex implements PrefixIndex {
   private static final int ROOT = 0;
-  private static final long FREE = Long.MIN_VALUE;
+  private static final int FREE = Integer.MIN_VALUE;
   private static final int NIL = -1;
   private static final int INITIAL_NODES = 1024;
-  // Node row layout: HASH, PARENT, then `words` holder bitmask words.
+  // Node row layout: HASH, LINKS, then `words` holder bitmask words.
   private static final int HASH = 0; // chained page hash; for a free node, the next free node id
-  private static final int PARENT = 1; // parent node id, or FREE
+  private static final int LINKS = 1; // parent node id (FREE for a free node) << 32 | child hint
   private static final int HOLDERS = 2;
 
   private final int pageSize;
@@ -84,7 +89,7 @@ final class RadixPrefixIndex implements PrefixIndex {
     this.ticker = Objects.requireNonNull(ticker, "ticker");
     nodes = new long[INITIAL_NODES * stride];
     nodes[HASH] = PageHash.ROOT;
-    nodes[PARENT] = NIL;
+    nodes[LINKS] = links(NIL, 0);
   }
 
   @Override
@@ -158,9 +163,12 @@ final class RadixPrefixIndex implements PrefixIndex {
       int depth = 0;
       while (any && depth < pages) {
         hash = PageHash.next(hash, tokens, depth * pageSize, pageSize);
-        int child = nodeByHash.get(hash);
-        if (child == 0 || rows[child * s + PARENT] != node) {
-          break;
+        int child = hintedChild(rows, s, node, hash);
+        if (child == 0) {
+          child = nodeByHash.get(hash);
+          if (child == 0 || parentOf(rows[child * s + LINKS]) != node) {
+            break;
+          }
         }
         any = false;
         int holders = child * s + HOLDERS;
@@ -274,13 +282,24 @@ final class RadixPrefixIndex implements PrefixIndex {
     long hash = PageHash.ROOT;
     int node = ROOT;
     int after = NIL; // entry of the previous page, which this page is linked just before
+    int guess = NIL; // where the last insert of this path left this page's entry
     for (int d = 0; d < pages; d++) {
       hash = PageHash.next(hash, tokens, d * pageSize, pageSize);
-      int child = nodeByHash.get(hash);
-      if (child != 0 && nodes[child * stride + PARENT] != node) {
-        return; // 64-bit collision with a page elsewhere in the tree: index no deeper
+      int child = hintedChild(nodes, stride, node, hash);
+      if (child == 0) {
+        child = nodeByHash.get(hash);
+        if (child != 0 && parentOf(nodes[child * stride + LINKS]) != node) {
+          return; // 64-bit collision with a page elsewhere in the tree: index no deeper
+        }
       }
-      int e = child == 0 ? NIL : view.entryOf.get(child, NIL);
+      int e;
+      if (child == 0) {
+        e = NIL;
+      } else if (guess != NIL && view.entryNode[guess] == child) {
+        e = guess;
+      } else {
+        e = view.entryOf.get(child, NIL);
+      }
       if (e == NIL) {
         if (view.size >= view.capacityPages) {
           evictLeastRecent(view);
@@ -291,17 +310,59 @@ final class RadixPrefixIndex implements PrefixIndex {
         e = view.newEntry(child);
         view.entryOf.putAbsent(child, e);
         nodes[child * stride + word] |= bit;
+        guess = NIL;
+        link(view, e, after, now);
       } else {
-        view.unlink(e);
+        // Tail-first linking left the child's entry just before this one, unless another insert
+        // moved either since.
+        guess = view.prev(e);
+        if (after == NIL ? e == view.tail : view.next(e) == after) {
+          view.touch(e, now); // already in place
+        } else {
+          view.unlink(e);
+          link(view, e, after, now);
+        }
       }
-      if (after == NIL) {
-        view.linkLast(e, now);
-      } else {
-        view.linkBefore(e, after, now);
+      int parentLinks = node * stride + LINKS;
+      if ((int) nodes[parentLinks] != child) {
+        nodes[parentLinks] = links(parentOf(nodes[parentLinks]), child);
       }
       after = e;
       node = child;
     }
+  }
+
+  private static void link(View view, int e, int after, long now) {
+    if (after == NIL) {
+      view.linkLast(e, now);
+    } else {
+      view.linkBefore(e, after, now);
+    }
+  }
+
+  /**
+   * The child of {@code node} with page hash {@code hash} if it is the node's hinted child (the
+   * child most recently inserted under it), else 0. Along a conversation the hint nearly always
+   * hits, and the rows of a path allocated together sit next to each other, so the descent avoids
+   * the random access into the page-hash map.
+   */
+  private static int hintedChild(long[] rows, int stride, int node, long hash) {
+    int hint = (int) rows[node * stride + LINKS];
+    if (hint > 0) {
+      int row = hint * stride;
+      if (rows[row + HASH] == hash && parentOf(rows[row + LINKS]) == node) {
+        return hint;
+      }
+    }
+    return 0;
+  }
+
+  private static long links(int parent, int hint) {
+    return ((long) parent << 32) | (hint & 0xFFFFFFFFL);
+  }
+
+  private static int parentOf(long links) {
+    return (int) (links >> 32);
   }
 
   /** Evicts {@code view}'s least recent page, which the list order guarantees is a leaf of its view. */
@@ -325,7 +386,7 @@ final class RadixPrefixIndex implements PrefixIndex {
     }
     // Held by nobody, so no child is held either (views are prefix-closed): it is a leaf.
     nodeByHash.remove(nodes[row + HASH]);
-    nodes[row + PARENT] = FREE;
+    nodes[row + LINKS] = links(FREE, 0);
     nodes[row + HASH] = freeNodes;
     freeNodes = node;
     liveNodes--;
@@ -345,7 +406,7 @@ final class RadixPrefixIndex implements PrefixIndex {
     }
     int row = node * stride;
     nodes[row + HASH] = hash;
-    nodes[row + PARENT] = parent;
+    nodes[row + LINKS] = links(parent, 0);
     Arrays.fill(nodes, row + HOLDERS, row + stride, 0L);
     nodeByHash.putAbsent(hash, node);
     liveNodes++;
@@ -389,7 +450,7 @@ final class RadixPrefixIndex implements PrefixIndex {
       }
       long bits = 0;
       for (int node = 1; node < nodeHighWater; node++) {
-        if (nodes[node * stride + PARENT] != FREE) {
+        if (parentOf(nodes[node * stride + LINKS]) != FREE) {
           for (int i = 0; i < words; i++) {
             bits += Long.bitCount(nodes[node * stride + HOLDERS + i]);
           }
@@ -402,27 +463,29 @@ final class RadixPrefixIndex implements PrefixIndex {
   }
 
   private void checkNodes() {
-    check(nodes[PARENT] == NIL && nodes[HASH] == PageHash.ROOT, "root sentinel overwritten");
+    check(parentOf(nodes[LINKS]) == NIL && nodes[HASH] == PageHash.ROOT,
+        "root sentinel overwritten");
     check(stride == HOLDERS + words && nodes.length == nodeCapacity * stride,
         "node rows: stride %d, words %d, length %d", stride, words, nodes.length);
     int free = 0;
     for (int node = freeNodes; node != NIL; node = (int) nodes[node * stride + HASH]) {
       check(node > ROOT && node < nodeHighWater, "free list holds bad node %d", node);
-      check(nodes[node * stride + PARENT] == FREE, "free list holds live node %d", node);
+      check(parentOf(nodes[node * stride + LINKS]) == FREE, "free list holds live node %d", node);
       check(++free <= nodeHighWater, "free list has a cycle");
     }
     int live = 0;
     for (int node = 1; node < nodeHighWater; node++) {
       int row = node * stride;
-      long parentField = nodes[row + PARENT];
-      if (parentField == FREE) {
+      int parent = parentOf(nodes[row + LINKS]);
+      if (parent == FREE) {
         continue;
       }
       live++;
-      int parent = (int) parentField;
-      check(parentField >= 0 && parent < nodeHighWater && parent != node,
-          "node %d has bad parent %d", node, parentField);
-      check(parent == ROOT || nodes[parent * stride + PARENT] != FREE,
+      check(parent >= 0 && parent < nodeHighWater && parent != node,
+          "node %d has bad parent %d", node, parent);
+      int hint = (int) nodes[row + LINKS];
+      check(hint >= 0 && hint < nodeHighWater, "node %d has bad child hint %d", node, hint);
+      check(parent == ROOT || parentOf(nodes[parent * stride + LINKS]) != FREE,
           "node %d is an orphan (parent %d is free)", node, parent);
       check(nodeByHash.get(nodes[row + HASH]) == node,
           "node %d is not found by its hash (parent/child link broken)", node);
@@ -466,7 +529,7 @@ final class RadixPrefixIndex implements PrefixIndex {
       check(view.prev(e) == prev, "%s entry %d has prev %d, expected %d",
           view.id, e, view.prev(e), prev);
       int node = view.entryNode[e];
-      check(node > ROOT && node < nodeHighWater && nodes[node * stride + PARENT] != FREE,
+      check(node > ROOT && node < nodeHighWater && parentOf(nodes[node * stride + LINKS]) != FREE,
           "%s entry %d points at dead node %d", view.id, e, node);
       check((nodes[node * stride + word] & bit) != 0,
           "%s holds node %d but its bit is clear", view.id, node);
@@ -481,7 +544,7 @@ final class RadixPrefixIndex implements PrefixIndex {
     check(view.tail == prev, "%s tail %d != last entry %d", view.id, view.tail, prev);
     check(count == view.size, "%s LRU list has %d entries, size %d", view.id, count, view.size);
     for (Map.Entry<Integer, Integer> held : position.entrySet()) {
-      int parent = (int) nodes[held.getKey() * stride + PARENT];
+      int parent = parentOf(nodes[held.getKey() * stride + LINKS]);
       if (parent != ROOT) {
         Integer parentPosition = position.get(parent);
         check(parentPosition != null, "%s holds node %d but not its parent %d",
@@ -492,7 +555,7 @@ final class RadixPrefixIndex implements PrefixIndex {
       }
     }
     for (int node = 1; node < nodeHighWater; node++) {
-      if (nodes[node * stride + PARENT] != FREE && (nodes[node * stride + word] & bit) != 0) {
+      if (parentOf(nodes[node * stride + LINKS]) != FREE && (nodes[node * stride + word] & bit) != 0) {
         check(position.containsKey(node), "node %d has %s's bit but no entry", node, view.id);
       }
     }
@@ -614,6 +677,10 @@ final class RadixPrefixIndex implements PrefixIndex {
       } else {
         setNext(p, e);
       }
+    }
+
+    void touch(int e, long now) {
+      links[2 * e + 1] = now;
     }
 
     void linkLast(int e, long now) {

@@ -309,6 +309,31 @@ class RadixPrefixIndexTest {
   }
 
   @Test
+  void staleChildHintsFallBackToTheHashMap() {
+    index.addBackend(A, 4 * PAGE);
+    index.addBackend(B, 4 * PAGE);
+    index.insert(A, prompt(1, 2, 3));
+    index.insert(B, prompt(1, 4)); // page 1's hint now points at page 4
+    assertThat(index.match(prompt(1, 2, 3)).matchedTokens()).isEqualTo(Map.of(A, 48, B, 16));
+    index.insert(B, prompt(7, 8, 9)); // evicts page 4; its node id is freed and reused by page 7
+    assertThat(index.nodeCount()).isEqualTo(6);
+    assertThat(index.match(prompt(1, 2, 3)).matchedTokens()).isEqualTo(Map.of(A, 48, B, 16));
+    assertThat(index.match(prompt(1, 4)).matchedTokens()).isEqualTo(Map.of(A, 16, B, 16));
+    assertThat(index.match(prompt(7, 8, 9)).matchedTokens()).isEqualTo(Map.of(A, 0, B, 48));
+  }
+
+  @Test
+  void reinsertAfterOtherPathsMovedSharedPagesKeepsTailFirstOrder() {
+    index.addBackend(A, 5 * PAGE);
+    index.insert(A, prompt(0, 1, 2));
+    index.insert(A, prompt(0, 5)); // moves the shared page 0 away from the first path's entries
+    index.insert(A, prompt(0, 1, 2)); // entry guesses miss at page 1, then hit again
+    index.insert(A, prompt(6, 7)); // needs one page: page 5, the least recent leaf
+    assertThat(index.match(prompt(0, 5)).matched(A)).isEqualTo(16);
+    assertThat(index.match(prompt(0, 1, 2)).matched(A)).isEqualTo(48);
+  }
+
+  @Test
   void sizeOfUnknownBackendIsZero() {
     assertThat(index.sizeTokens(A)).isZero();
   }
