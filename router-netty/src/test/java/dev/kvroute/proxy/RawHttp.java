@@ -42,6 +42,13 @@ final class RawHttp implements Closeable {
     out = socket.getOutputStream();
   }
 
+  /** Reads responses from recorded bytes (no socket). */
+  RawHttp(InputStream recorded) {
+    socket = null;
+    in = recorded;
+    out = OutputStream.nullOutputStream();
+  }
+
   RawHttp send(String text) throws IOException {
     return send(text.getBytes(StandardCharsets.UTF_8));
   }
@@ -130,6 +137,8 @@ final class RawHttp implements Closeable {
 
   @Override
   public void close() throws IOException {
-    socket.close();
+    if (socket != null) {
+      socket.close();
+    }
   }
 }

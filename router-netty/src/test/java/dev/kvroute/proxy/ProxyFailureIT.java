@@ -1,0 +1,283 @@
+package dev.kvroute.proxy;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import dev.kvroute.core.BackendId;
+import dev.kvroute.engine.model.CostModel;
+import dev.kvroute.engine.model.EngineConfig;
+import dev.kvroute.engine.server.MockEngineOptions;
+import dev.kvroute.engine.server.MockEngineServer;
+import dev.kvroute.proxy.config.BackendConfig;
+import dev.kvroute.proxy.config.CircuitBreakerConfig;
+import dev.kvroute.proxy.config.HealthCheckConfig;
+import dev.kvroute.proxy.config.ProxyConfig;
+import dev.kvroute.proxy.config.RetryConfig;
+import java.net.ServerSocket;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+
+/**
+ * Failures around the proxy: retries (and when not to), circuit breaking, health, stale pooled
+ * connections, a backend killed mid-run.
+ */
+@ExtendWith(NettyLeakExtension.class)
+final class ProxyFailureIT {
+  static final String CHAT = "{\"messages\":[{\"role\":\"user\",\"content\":\"hi\"}]}";
+
+  final HttpClient http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1)
+      .connectTimeout(Duration.ofSeconds(5)).build();
+
+  static ProxyConfig base(String policy, List<URI> backends) {
+    return ProxyConfig.defaults().withPort(0).withAdminPort(-1).withPolicy(policy)
+        .withHealthCheck(new HealthCheckConfig(true, "/health", Duration.ofMillis(100), Duration.ofSeconds(1), 2, 1))
+        .withBackendUrls(backends);
+  }
+
+  HttpResponse<String> post(KvrouteServer router, String path, String body, String... headers) throws Exception {
+    HttpRequest.Builder b = HttpRequest.newBuilder(router.uri().resolve(path)).timeout(Duration.ofSeconds(20))
+        .POST(HttpRequest.BodyPublishers.ofString(body));
+    for (int i = 0; i < headers.length; i += 2) {
+      b.header(headers[i], headers[i + 1]);
+    }
+    return http.send(b.build(), HttpResponse.BodyHandlers.ofString());
+  }
+
+  static URI closedPort() throws Exception {
+    try (ServerSocket s = new ServerSocket(0)) {
+      return URI.create("http://127.0.0.1:" + s.getLocalPort());
+    }
+  }
+
+  static BackendId id(FakeBackend b) {
+    return BackendId.of("127.0.0.1:" + b.port());
+  }
+
+  @Test
+  void status503IsRetriedOnAnotherBackend() throws Exception {
+    try (FakeBackend bad = new FakeBackend("bad");
+        FakeBackend good = new FakeBackend("good");
+        KvrouteServer router = KvrouteServer.start(base("round-robin", List.of(bad.uri(), good.uri())))) {
+      bad.forcedStatus.set(503);
+      for (int i = 0; i < 4; i++) {
+        HttpResponse<String> r = post(router, "/v1/chat/completions", CHAT);
+        assertThat(r.statusCode()).isEqualTo(200);
+        assertThat(r.headers().firstValue("x-kvroute-backend")).hasValue(id(good).name());
+      }
+      assertThat(bad.received).hasSizeGreaterThanOrEqualTo(1);
+      assertThat(router.scrapeMetrics()).contains("kvroute_retries_total{reason=\"status_503\"}");
+    }
+  }
+
+  @Test
+  void status4xxIsNeverRetried() throws Exception {
+    try (FakeBackend a = new FakeBackend("a");
+        FakeBackend b = new FakeBackend("b");
+        KvrouteServer router = KvrouteServer.start(base("round-robin", List.of(a.uri(), b.uri())))) {
+      HttpResponse<String> r = post(router, "/v1/chat/completions", CHAT, "x-fake", "status=400");
+      assertThat(r.statusCode()).isEqualTo(400);
+      assertThat(r.body()).contains("fake 400");
+      assertThat(a.received.size() + b.received.size()).isEqualTo(1);
+      assertThat(router.scrapeMetrics()).doesNotContain("kvroute_retries_total");
+    }
+  }
+
+  @Test
+  void lastBackend503IsRelayedWhenNoOtherBackendIsLeft() throws Exception {
+    try (FakeBackend only = new FakeBackend("only");
+        KvrouteServer router = KvrouteServer.start(base("round-robin", List.of(only.uri())))) {
+      only.forcedStatus.set(503);
+      HttpResponse<String> r = post(router, "/v1/chat/completions", CHAT);
+      assertThat(r.statusCode()).isEqualTo(503);
+      assertThat(r.body()).contains("fake 503");
+    }
+  }
+
+  @Test
+  void connectFailureIsRetriedAndOpensTheCircuit() throws Exception {
+    URI dead = closedPort();
+    try (FakeBackend good = new FakeBackend("good");
+        KvrouteServer router = KvrouteServer.start(base("round-robin", List.of(dead, good.uri()))
+            .withHealthCheck(new HealthCheckConfig(false, "/health", Duration.ofSeconds(5), Duration.ofSeconds(1), 2, 1))
+            .withCircuitBreaker(new CircuitBreakerConfig(true, 2, Duration.ofSeconds(30), 1)))) {
+      for (int i = 0; i < 6; i++) {
+        HttpResponse<String> r = post(router, "/v1/completions", "{\"prompt\":\"p" + i + "\"}");
+        assertThat(r.statusCode()).isEqualTo(200);
+      }
+      String m = router.scrapeMetrics();
+      assertThat(m).contains("kvroute_upstream_errors_total{backend=\"127.0.0.1:" + dead.getPort() + "\",kind=\"connect\"} 2.0");
+      assertThat(m).contains("kvroute_circuit_state{backend=\"127.0.0.1:" + dead.getPort() + "\"} 1.0");
+      assertThat(m).contains("kvroute_retries_total{reason=\"connect\"} 2.0");
+    }
+  }
+
+  @Test
+  void allBackendsDownIs502AndNoHealthyBackendIs503() throws Exception {
+    URI dead1 = closedPort();
+    URI dead2 = closedPort();
+    try (KvrouteServer router = KvrouteServer.start(base("round-robin", List.of(dead1, dead2))
+        .withHealthCheck(new HealthCheckConfig(true, "/health", Duration.ofMillis(100), Duration.ofMillis(500), 2, 1)))) {
+      HttpResponse<String> first = post(router, "/v1/completions", "{\"prompt\":\"p\"}");
+      assertThat(first.statusCode()).isIn(502, 503);
+      await().atMost(Duration.ofSeconds(3)).until(() -> http.send(HttpRequest.newBuilder(router.uri().resolve("/ready")).build(),
+          HttpResponse.BodyHandlers.ofString()).statusCode() == 503);
+      HttpResponse<String> r = post(router, "/v1/completions", "{\"prompt\":\"p\"}");
+      assertThat(r.statusCode()).isEqualTo(503);
+      assertThat(r.body()).contains("no healthy backend").contains("ServiceUnavailableError");
+    }
+  }
+
+  @Test
+  void connectFailuresOnEveryBackendAre502() throws Exception {
+    try (KvrouteServer router = KvrouteServer.start(base("round-robin", List.of(closedPort(), closedPort()))
+        .withHealthCheck(new HealthCheckConfig(false, "/health", Duration.ofSeconds(5), Duration.ofSeconds(1), 2, 1)))) {
+      HttpResponse<String> r = post(router, "/v1/completions", "{\"prompt\":\"p\"}");
+      assertThat(r.statusCode()).isEqualTo(502);
+      assertThat(r.body()).contains("cannot connect").contains("BadGatewayError");
+    }
+  }
+
+  @Test
+  void unhealthyBackendIsSkippedAndComesBack() throws Exception {
+    try (FakeBackend a = new FakeBackend("a");
+        FakeBackend b = new FakeBackend("b");
+        KvrouteServer router = KvrouteServer.start(base("round-robin", List.of(a.uri(), b.uri())))) {
+      a.healthy(false);
+      await().atMost(Duration.ofSeconds(3)).until(() -> router.scrapeMetrics()
+          .contains("kvroute_backend_healthy{backend=\"" + id(a).name() + "\"} 0.0"));
+      int before = a.received.size();
+      for (int i = 0; i < 4; i++) {
+        assertThat(post(router, "/v1/chat/completions", CHAT).headers().firstValue("x-kvroute-backend")).hasValue(id(b).name());
+      }
+      assertThat(a.received).hasSize(before);
+      a.healthy(true);
+      await().atMost(Duration.ofSeconds(3)).until(() -> router.scrapeMetrics()
+          .contains("kvroute_backend_healthy{backend=\"" + id(a).name() + "\"} 1.0"));
+    }
+  }
+
+  @Test
+  void stalePooledConnectionIsRetriedOnceOnAFreshOne() throws Exception {
+    try (FakeBackend only = new FakeBackend("only");
+        KvrouteServer router = KvrouteServer.start(base("round-robin", List.of(only.uri()))
+            .withHealthCheck(new HealthCheckConfig(false, "/health", Duration.ofSeconds(5), Duration.ofSeconds(1), 2, 1)))) {
+      try (RawHttp c = new RawHttp(router.port())) {
+        // both requests on one client connection, hence one event loop and one upstream pool
+        c.send("POST /v1/completions HTTP/1.1\r\nHost: r\r\nContent-Length: 14\r\n\r\n{\"prompt\":\"a\"}");
+        assertThat(c.read().status()).isEqualTo(200);
+        int opened = only.connectionsOpened.get();
+        c.send("POST /v1/completions HTTP/1.1\r\nHost: r\r\nx-fake: drop-reused\r\nContent-Length: 14\r\n\r\n{\"prompt\":\"b\"}");
+        RawHttp.Response r = c.read();
+        assertThat(r.status()).isEqualTo(200);
+        assertThat(only.connectionsOpened.get()).isEqualTo(opened + 1);
+      }
+      String m = router.scrapeMetrics();
+      assertThat(m).contains("kvroute_retries_total{reason=\"stale_connection\"} 1.0");
+      assertThat(m).contains("kvroute_upstream_connections_total{source=\"pooled\"} 1.0");
+      assertThat(m).doesNotContain("kvroute_circuit_transitions_total");
+    }
+  }
+
+  @Test
+  void pooledConnectionsAreReusedAndEvictedWhenIdle() throws Exception {
+    try (FakeBackend only = new FakeBackend("only");
+        KvrouteServer router = KvrouteServer.start(base("round-robin", List.of(only.uri()))
+            .withHealthCheck(new HealthCheckConfig(false, "/health", Duration.ofSeconds(5), Duration.ofSeconds(1), 2, 1))
+            .withPool(new dev.kvroute.proxy.config.PoolConfig(Duration.ofMillis(300), 8)))) {
+      try (RawHttp c = new RawHttp(router.port())) {
+        for (int i = 0; i < 3; i++) {
+          c.send("POST /v1/completions HTTP/1.1\r\nHost: r\r\nContent-Length: 14\r\n\r\n{\"prompt\":\"a\"}");
+          assertThat(c.read().status()).isEqualTo(200);
+        }
+      }
+      // capacity discovery used one control connection; the three requests shared one pooled connection
+      assertThat(router.scrapeMetrics()).contains("kvroute_upstream_connections_total{source=\"pooled\"} 2.0");
+      await().atMost(Duration.ofSeconds(2)).until(() -> only.connectionsClosed.get() == only.connectionsOpened.get());
+      assertThat(router.scrapeMetrics()).contains("kvroute_upstream_idle_connections 0.0");
+    }
+  }
+
+  @Test
+  void backendKilledMidRunNewRequestsGoElsewhereInFlightOnesFailNothingHangs() throws Exception {
+    MockEngineOptions opts = MockEngineOptions.builder().host("127.0.0.1").port(0)
+        .engine(EngineConfig.builder().cost(CostModel.linear(10_000, 0.020, 100)).build())
+        .timeScale(10).enablePromptTokensDetails(true).build();
+    MockEngineServer victim = MockEngineServer.start(opts);
+    boolean victimClosed = false;
+    try (MockEngineServer survivor = MockEngineServer.start(opts);
+        KvrouteServer router = KvrouteServer.start(base("round-robin", List.of(URI.create(victim.url()), URI.create(survivor.url())))
+            // an engine's first requests load its tokenizer on its event loop (over a second): be patient
+            .withHealthCheck(new HealthCheckConfig(true, "/health", Duration.ofMillis(200), Duration.ofSeconds(3), 2, 1))
+            .withRetries(new RetryConfig(2)))) {
+      String survivorId = URI.create(survivor.url()).getHost() + ":" + survivor.port();
+      String victimId = URI.create(victim.url()).getHost() + ":" + victim.port();
+      List<CompletableFuture<HttpResponse<String>>> streams = new ArrayList<>();
+      for (int i = 0; i < 6; i++) {
+        String body = "{\"model\":\"" + MockEngineOptions.DEFAULT_MODEL + "\",\"messages\":[{\"role\":\"user\",\"content\":\"long "
+            + i + "\"}],\"max_tokens\":3000,\"ignore_eos\":true,\"stream\":true}";
+        streams.add(http.sendAsync(HttpRequest.newBuilder(router.uri().resolve("/v1/chat/completions"))
+            .timeout(Duration.ofSeconds(30)).POST(HttpRequest.BodyPublishers.ofString(body)).build(),
+            HttpResponse.BodyHandlers.ofString()));
+      }
+      await().atMost(Duration.ofSeconds(5)).until(() ->
+          router.core().loads().load(BackendId.of(victimId)).activeDecodes() > 0
+              && router.core().loads().load(BackendId.of(survivorId)).activeDecodes() > 0);
+      victim.close();
+      victimClosed = true;
+      // new requests right after the kill all succeed, on the survivor
+      for (int i = 0; i < 8; i++) {
+        HttpResponse<String> r = post(router, "/v1/chat/completions",
+            "{\"model\":\"" + MockEngineOptions.DEFAULT_MODEL + "\",\"messages\":[{\"role\":\"user\",\"content\":\"after " + i
+                + "\"}],\"max_tokens\":2}");
+        assertThat(r.statusCode()).as(() -> r.body() + router.scrapeMetrics().lines()
+            .filter(l -> l.contains("healthy{") || l.contains("circuit") || l.contains("upstream_errors")).toList()).isEqualTo(200);
+        assertThat(r.headers().firstValue("x-kvroute-backend")).hasValue(survivorId);
+      }
+      // in-flight streams: those on the victim fail, those on the survivor finish; none hangs
+      int failed = 0;
+      int ok = 0;
+      for (CompletableFuture<HttpResponse<String>> f : streams) {
+        try {
+          HttpResponse<String> r = f.get(15, TimeUnit.SECONDS);
+          assertThat(r.statusCode()).isEqualTo(200);
+          assertThat(r.body()).endsWith("data: [DONE]\n\n");
+          ok++;
+        } catch (java.util.concurrent.ExecutionException e) {
+          assertThat(e.getCause()).isInstanceOf(java.io.IOException.class);
+          failed++;
+        }
+      }
+      assertThat(failed).isPositive();
+      assertThat(ok).isPositive();
+      await().atMost(Duration.ofSeconds(2)).until(() ->
+          router.core().loads().load(BackendId.of(victimId)).inFlightRequests() == 0
+              && router.core().loads().load(BackendId.of(survivorId)).inFlightRequests() == 0);
+      assertThat(router.scrapeMetrics()).contains("kind=\"closed_mid_response\"");
+    } finally {
+      if (!victimClosed) {
+        victim.close();
+      }
+    }
+  }
+
+  @Test
+  void backendConfigWithCapacityIsGivenToTheIndex() throws Exception {
+    try (FakeBackend a = new FakeBackend("a");
+        KvrouteServer router = KvrouteServer.start(base("cache-aware", List.of())
+            .withBackends(List.of(new BackendConfig(a.uri(), "gpu-0", 4096))))) {
+      assertThat(router.backends()).extracting(BackendId::name).containsExactly("gpu-0");
+      HttpResponse<String> r = post(router, "/v1/completions", "{\"prompt\":\"" + "word ".repeat(200) + "\"}");
+      assertThat(r.headers().firstValue("x-kvroute-backend")).hasValue("gpu-0");
+      assertThat(router.core().index().sizeTokens(BackendId.of("gpu-0"))).isBetween(16L, 4096L);
+    }
+  }
+}
