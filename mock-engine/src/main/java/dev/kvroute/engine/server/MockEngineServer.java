@@ -27,6 +27,18 @@ public interface MockEngineServer extends AutoCloseable {
     return NettyMockEngine.startStandalone(options);
   }
 
+  /**
+   * The prompt tokenizer every mock engine of this JVM uses for the jtokkit encoding {@code
+   * encoding}: one instance per encoding, shared with its piece cache. An in-process client (the
+   * bench's demo) tokenizes its workload with it before a run, so the engines find the long messages
+   * already encoded, as a warmed-up server would.
+   *
+   * @throws IllegalArgumentException if jtokkit has no encoding of that name
+   */
+  static dev.kvroute.core.tokenize.PromptTokenizer sharedPromptTokenizer(String encoding) {
+    return NettyMockEngine.sharedPromptTokenizer(encoding);
+  }
+
   /** The bound port. */
   int port();
 

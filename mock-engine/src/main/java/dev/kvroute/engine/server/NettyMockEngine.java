@@ -60,12 +60,16 @@ final class NettyMockEngine implements MockEngineServer {
   private Channel serverChannel;
   private int port;
 
+  /** The prompt tokenizer shared by every engine of this JVM for {@code encoding}. */
+  static PromptTokenizer sharedPromptTokenizer(String encoding) {
+    return TOKENIZERS.computeIfAbsent(encoding, name -> PromptTokenizer.create(Tokenizer.jtokkit(name)));
+  }
+
   private NettyMockEngine(MockEngineOptions options, EventLoop loop, EventLoopGroup ownedGroup) {
     this.options = options;
     this.loop = loop;
     this.ownedGroup = ownedGroup;
-    this.promptTokenizer = TOKENIZERS.computeIfAbsent(
-        options.tokenizer(), name -> PromptTokenizer.create(Tokenizer.jtokkit(name)));
+    this.promptTokenizer = sharedPromptTokenizer(options.tokenizer());
     this.replies = new ReplyGenerator(
         SingleTokenVocabulary.of(promptTokenizer.tokenizer()), options.seed(), options.meanOutputTokens());
     this.faults = new FaultControl(options.fault(), options.faultProbability(), options.health());
