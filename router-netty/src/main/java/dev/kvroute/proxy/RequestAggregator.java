@@ -58,11 +58,8 @@ final class RequestAggregator extends ChannelInboundHandlerAdapter {
   @Override
   public void channelRead(ChannelHandlerContext ctx, Object msg) {
     if (draining) {
-      boolean last = msg instanceof LastHttpContent;
+      // after a rejection nothing more is served on this connection; its answerer closes it
       ReferenceCountUtil.release(msg);
-      if (last) {
-        ctx.close();
-      }
       return;
     }
     if (msg instanceof HttpRequest) {

@@ -56,6 +56,9 @@ import java.util.concurrent.atomic.AtomicInteger;
  *   <li>{@code usage=P/C}: report {@code prompt_tokens} P and {@code cached_tokens} C;
  *   <li>{@code close}: answer with {@code Connection: close};
  *   <li>{@code trailer}: streaming: end with a trailer header;
+ *   <li>{@code bulk=N}: a chunked body of N bytes ({@code 0123456789} repeated), written as fast as the
+ *       socket accepts it (next write only when the previous one completed and the channel is
+ *       writable), counting accepted bytes in {@link #bulkWritten};
  *   <li>{@code drop-reused}: close without answering when the request is not the first on its
  *       connection (a connection the backend considered idle and closed).
  * </ul>
@@ -80,6 +83,8 @@ final class FakeBackend implements AutoCloseable {
   final AtomicInteger abortedStreams = new AtomicInteger();
   final AtomicInteger completedStreams = new AtomicInteger();
   private final AtomicBoolean healthy = new AtomicBoolean(true);
+  /** Bytes of {@code bulk} bodies accepted by the socket so far. */
+  final java.util.concurrent.atomic.AtomicLong bulkWritten = new java.util.concurrent.atomic.AtomicLong();
   /** When non-zero, every generation request is answered with this status. */
   final AtomicInteger forcedStatus = new AtomicInteger();
   private final EventLoopGroup group = new MultiThreadIoEventLoopGroup(1, NioIoHandler.newFactory());
@@ -184,7 +189,9 @@ final class FakeBackend implements AutoCloseable {
       String body = req.content().toString(StandardCharsets.UTF_8);
       boolean stream = body.replace(" ", "").contains("\"stream\":true");
       Runnable answer = () -> {
-        if (d.containsKey("status")) {
+        if (d.containsKey("bulk")) {
+          bulk(ctx, Long.parseLong(d.get("bulk")));
+        } else if (d.containsKey("status")) {
           int code = Integer.parseInt(d.get("status"));
           respond(ctx, HttpResponseStatus.valueOf(code),
               "{\"error\":{\"message\":\"fake " + code + "\",\"type\":\"X\",\"param\":null,\"code\":" + code + "}}",
@@ -200,6 +207,57 @@ final class FakeBackend implements AutoCloseable {
       } else {
         answer.run();
       }
+    }
+
+    private void bulk(ChannelHandlerContext ctx, long total) {
+      HttpResponse head = new DefaultHttpResponse(HttpVersion.HTTP_1_1, HttpResponseStatus.OK);
+      head.headers().set(HttpHeaderNames.CONTENT_TYPE, "application/octet-stream")
+          .set(HttpHeaderNames.TRANSFER_ENCODING, HttpHeaderValues.CHUNKED);
+      ctx.writeAndFlush(head);
+      byte[] block = new byte[16 << 10];
+      for (int i = 0; i < block.length; i++) {
+        block[i] = (byte) ('0' + i % 10);
+      }
+      new Object() {
+        long sent;
+
+        {
+          next();
+        }
+
+        void next() {
+          if (!ctx.channel().isActive()) {
+            return;
+          }
+          if (sent >= total) {
+            ctx.writeAndFlush(LastHttpContent.EMPTY_LAST_CONTENT);
+            return;
+          }
+          int n = (int) Math.min(block.length, total - sent);
+          // keep the digit pattern continuous across blocks: blocks are a multiple of 10 bytes apart
+          sent += n;
+          ctx.writeAndFlush(new DefaultHttpContent(Unpooled.wrappedBuffer(block, 0, n))).addListener(f -> {
+            if (!f.isSuccess()) {
+              return;
+            }
+            bulkWritten.addAndGet(n);
+            if (ctx.channel().isWritable()) {
+              next();
+            } else {
+              ctx.pipeline().addFirst(new io.netty.channel.ChannelInboundHandlerAdapter() {
+                @Override
+                public void channelWritabilityChanged(ChannelHandlerContext c) {
+                  if (c.channel().isWritable()) {
+                    c.pipeline().remove(this);
+                    next();
+                  }
+                  c.fireChannelWritabilityChanged();
+                }
+              });
+            }
+          });
+        }
+      };
     }
 
     private String usage(Map<String, String> d) {

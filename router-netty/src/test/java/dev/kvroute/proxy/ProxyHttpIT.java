@@ -96,6 +96,36 @@ final class ProxyHttpIT {
   }
 
   @Test
+  void sglangGenerateNonStreamingAndStreaming() throws Exception {
+    String body = "{\"text\":\"The capital of France is\",\"sampling_params\":{\"max_new_tokens\":4}}";
+    HttpResponse<String> r = http.send(HttpRequest.newBuilder(uri("/generate"))
+        .POST(HttpRequest.BodyPublishers.ofString(body)).build(), HttpResponse.BodyHandlers.ofString());
+    assertThat(r.statusCode()).isEqualTo(200);
+    FakeBackend got = backendNamed(r.headers().firstValue("x-kvroute-backend").orElseThrow());
+    assertThat(got.last().uri()).isEqualTo("/generate");
+    assertThat(got.last().bodyText()).isEqualTo(body);
+    String streamBody = "{\"input_ids\":[1,2,3,4,5],\"stream\":true}";
+    HttpResponse<String> s = http.send(HttpRequest.newBuilder(uri("/generate"))
+        .POST(HttpRequest.BodyPublishers.ofString(streamBody)).build(), HttpResponse.BodyHandlers.ofString());
+    assertThat(s.statusCode()).isEqualTo(200);
+    assertThat(s.headers().firstValue("content-type")).hasValueSatisfying(ct -> assertThat(ct).startsWith("text/event-stream"));
+    assertThat(s.body()).endsWith("data: [DONE]\n\n");
+  }
+
+  @Test
+  void completionsStreamingAndChatNonStreamingThroughHttpClient() throws Exception {
+    HttpResponse<String> c = http.send(HttpRequest.newBuilder(uri("/v1/completions"))
+        .POST(HttpRequest.BodyPublishers.ofString("{\"prompt\":[1,2,3],\"stream\":true}")).build(),
+        HttpResponse.BodyHandlers.ofString());
+    assertThat(c.statusCode()).isEqualTo(200);
+    assertThat(c.body()).contains("wörd0").endsWith("data: [DONE]\n\n");
+    HttpResponse<String> n = http.send(HttpRequest.newBuilder(uri("/v1/chat/completions"))
+        .POST(HttpRequest.BodyPublishers.ofString(CHAT)).build(), HttpResponse.BodyHandlers.ofString());
+    assertThat(n.statusCode()).isEqualTo(200);
+    assertThat(n.body()).contains("\"chat.completion\"");
+  }
+
+  @Test
   void clientRequestIdIsKept() throws Exception {
     HttpResponse<String> r = http.send(HttpRequest.newBuilder(uri("/v1/chat/completions"))
         .header("X-Request-Id", "req-42").POST(HttpRequest.BodyPublishers.ofString(CHAT)).build(),

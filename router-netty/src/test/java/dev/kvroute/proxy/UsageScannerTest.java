@@ -1,0 +1,124 @@
+package dev.kvroute.proxy;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.Unpooled;
+import java.nio.charset.StandardCharsets;
+import org.junit.jupiter.api.Test;
+
+final class UsageScannerTest {
+
+  static void feedInPieces(UsageScanner s, byte[] bytes, int piece) {
+    for (int i = 0; i < bytes.length; i += piece) {
+      ByteBuf b = Unpooled.wrappedBuffer(bytes, i, Math.min(piece, bytes.length - i));
+      int reader = b.readerIndex();
+      int writer = b.writerIndex();
+      s.feed(b);
+      assertThat(b.readerIndex()).isEqualTo(reader);
+      assertThat(b.writerIndex()).isEqualTo(writer);
+      b.release();
+    }
+    s.end();
+  }
+
+  @Test
+  void jsonUsageIsReadIncrementallyByteByByte() {
+    String body = "{\"id\":\"x\",\"choices\":[{\"index\":0,\"message\":{\"content\":\"hé\"},\"usage\":{\"prompt_tokens\":1}}],"
+        + "\"usage\":{\"prompt_tokens\":1234,\"total_tokens\":1240,\"completion_tokens\":6,"
+        + "\"prompt_tokens_details\":{\"cached_tokens\":1216}}}";
+    for (int piece : new int[] {1, 2, 7, 1000}) {
+      UsageScanner s = UsageScanner.forContentType("application/json");
+      feedInPieces(s, body.getBytes(StandardCharsets.UTF_8), piece);
+      assertThat(s.promptTokens()).isEqualTo(1234);
+      assertThat(s.cachedTokens()).isEqualTo(1216);
+    }
+  }
+
+  @Test
+  void jsonWithoutDetailsHasUnknownCachedTokens() {
+    UsageScanner s = UsageScanner.forContentType("application/json; charset=utf-8");
+    feedInPieces(s, "{\"usage\":{\"prompt_tokens\":7,\"prompt_tokens_details\":null}}".getBytes(StandardCharsets.UTF_8), 3);
+    assertThat(s.found()).isTrue();
+    assertThat(s.cachedTokens()).isEqualTo(-1);
+  }
+
+  @Test
+  void sglangMetaInfoIsRead() {
+    UsageScanner s = UsageScanner.forContentType("application/json");
+    feedInPieces(s, "{\"text\":\"a\",\"meta_info\":{\"prompt_tokens\":50,\"cached_tokens\":32}}".getBytes(StandardCharsets.UTF_8), 5);
+    assertThat(s.promptTokens()).isEqualTo(50);
+    assertThat(s.cachedTokens()).isEqualTo(32);
+  }
+
+  @Test
+  void malformedJsonYieldsNothing() {
+    UsageScanner s = UsageScanner.forContentType("application/json");
+    feedInPieces(s, "{\"usage\": nope".getBytes(StandardCharsets.UTF_8), 4);
+    assertThat(s.found()).isFalse();
+  }
+
+  static final String SSE = "data: {\"choices\":[{\"index\":0,\"delta\":{\"role\":\"assistant\",\"content\":\"\"}}]}\n\n"
+      + "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\" café\"}}]}\n\n"
+      + "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\" 日本\"},\"finish_reason\":\"length\"}]}\n\n"
+      + "data: {\"id\":\"c\",\"choices\":[],\"usage\":{\"prompt_tokens\":300,\"total_tokens\":302,\"completion_tokens\":2,"
+      + "\"prompt_tokens_details\":{\"cached_tokens\":288}}}\n\n"
+      + "data: [DONE]\n\n";
+
+  @Test
+  void sseUsageChunkIsFoundWhateverTheSplits() {
+    byte[] bytes = SSE.getBytes(StandardCharsets.UTF_8);
+    for (int piece = 1; piece <= 13; piece++) {
+      UsageScanner s = UsageScanner.forContentType("text/event-stream; charset=utf-8");
+      feedInPieces(s, bytes, piece);
+      assertThat(s.promptTokens()).as("piece %d", piece).isEqualTo(300);
+      assertThat(s.cachedTokens()).isEqualTo(288);
+    }
+  }
+
+  @Test
+  void sseSplitInsideAMultiByteCharacterAndWithCrLf() {
+    String crlf = SSE.replace("\n", "\r\n");
+    byte[] bytes = crlf.getBytes(StandardCharsets.UTF_8);
+    int cut = crlf.indexOf("日") * 0; // cut positions computed on bytes below
+    byte[] needle = "日".getBytes(StandardCharsets.UTF_8);
+    for (int i = 0; i < bytes.length - 2; i++) {
+      if (bytes[i] == needle[0] && bytes[i + 1] == needle[1]) {
+        cut = i + 1; // inside the three-byte character
+        break;
+      }
+    }
+    UsageScanner s = UsageScanner.forContentType("text/event-stream");
+    ByteBuf first = Unpooled.wrappedBuffer(bytes, 0, cut);
+    ByteBuf second = Unpooled.wrappedBuffer(bytes, cut, bytes.length - cut);
+    s.feed(first);
+    s.feed(second);
+    s.end();
+    first.release();
+    second.release();
+    assertThat(s.promptTokens()).isEqualTo(300);
+    assertThat(s.cachedTokens()).isEqualTo(288);
+  }
+
+  @Test
+  void continuousUsageKeepsTheLastReport() {
+    String sse = "data: {\"choices\":[{\"delta\":{\"content\":\"a\"}}],\"usage\":{\"prompt_tokens\":10,\"prompt_tokens_details\":{\"cached_tokens\":0}}}\n\n"
+        + "data: {\"choices\":[{\"delta\":{\"content\":\"b\"}}],\"usage\":{\"prompt_tokens\":10,\"prompt_tokens_details\":{\"cached_tokens\":16}}}\n\n";
+    UsageScanner s = UsageScanner.forContentType("text/event-stream");
+    feedInPieces(s, sse.getBytes(StandardCharsets.UTF_8), 9);
+    assertThat(s.cachedTokens()).isEqualTo(16);
+  }
+
+  @Test
+  void streamWithoutUsageYieldsNothing() {
+    UsageScanner s = UsageScanner.forContentType("text/event-stream");
+    feedInPieces(s, "data: {\"choices\":[]}\n\ndata: [DONE]\n\n".getBytes(StandardCharsets.UTF_8), 4);
+    assertThat(s.found()).isFalse();
+  }
+
+  @Test
+  void otherContentTypesAreNotScanned() {
+    assertThat(UsageScanner.forContentType("text/plain")).isNull();
+    assertThat(UsageScanner.forContentType(null)).isNull();
+  }
+}
