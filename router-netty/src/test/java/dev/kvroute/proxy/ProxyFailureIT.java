@@ -13,7 +13,6 @@ import dev.kvroute.proxy.config.CircuitBreakerConfig;
 import dev.kvroute.proxy.config.HealthCheckConfig;
 import dev.kvroute.proxy.config.ProxyConfig;
 import dev.kvroute.proxy.config.RetryConfig;
-import java.net.ServerSocket;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -52,9 +51,22 @@ final class ProxyFailureIT {
     return http.send(b.build(), HttpResponse.BodyHandlers.ofString());
   }
 
-  static URI closedPort() throws Exception {
-    try (ServerSocket s = new ServerSocket(0)) {
-      return URI.create("http://127.0.0.1:" + s.getLocalPort());
+  /**
+   * A port that refuses connections for as long as it is open: bound by a socket that never listens,
+   * so no other process can take it meanwhile (a closed ephemeral port could be reused by anyone).
+   */
+  static final class DeadPort implements AutoCloseable {
+    final java.net.Socket socket = new java.net.Socket();
+    final URI uri;
+
+    DeadPort() throws Exception {
+      socket.bind(new java.net.InetSocketAddress("127.0.0.1", 0));
+      uri = URI.create("http://127.0.0.1:" + socket.getLocalPort());
+    }
+
+    @Override
+    public void close() throws Exception {
+      socket.close();
     }
   }
 
@@ -104,15 +116,16 @@ final class ProxyFailureIT {
 
   @Test
   void connectFailureIsRetriedAndOpensTheCircuit() throws Exception {
-    URI dead = closedPort();
-    try (FakeBackend good = new FakeBackend("good");
-        KvrouteServer router = KvrouteServer.start(base("round-robin", List.of(dead, good.uri()))
+    try (DeadPort deadPort = new DeadPort();
+        FakeBackend good = new FakeBackend("good");
+        KvrouteServer router = KvrouteServer.start(base("round-robin", List.of(deadPort.uri, good.uri()))
             .withHealthCheck(new HealthCheckConfig(false, "/health", Duration.ofSeconds(5), Duration.ofSeconds(1), 2, 1))
             .withCircuitBreaker(new CircuitBreakerConfig(true, 2, Duration.ofSeconds(30), 1)))) {
       for (int i = 0; i < 6; i++) {
         HttpResponse<String> r = post(router, "/v1/completions", "{\"prompt\":\"p" + i + "\"}");
         assertThat(r.statusCode()).isEqualTo(200);
       }
+      URI dead = deadPort.uri;
       String m = router.scrapeMetrics();
       assertThat(m).contains("kvroute_upstream_errors_total{backend=\"127.0.0.1:" + dead.getPort() + "\",kind=\"connect\"} 2.0");
       assertThat(m).contains("kvroute_circuit_state{backend=\"127.0.0.1:" + dead.getPort() + "\"} 1.0");
@@ -122,9 +135,9 @@ final class ProxyFailureIT {
 
   @Test
   void allBackendsDownIs502AndNoHealthyBackendIs503() throws Exception {
-    URI dead1 = closedPort();
-    URI dead2 = closedPort();
-    try (KvrouteServer router = KvrouteServer.start(base("round-robin", List.of(dead1, dead2))
+    try (DeadPort dead1 = new DeadPort();
+        DeadPort dead2 = new DeadPort();
+        KvrouteServer router = KvrouteServer.start(base("round-robin", List.of(dead1.uri, dead2.uri))
         .withHealthCheck(new HealthCheckConfig(true, "/health", Duration.ofMillis(100), Duration.ofMillis(500), 2, 1)))) {
       HttpResponse<String> first = post(router, "/v1/completions", "{\"prompt\":\"p\"}");
       assertThat(first.statusCode()).isIn(502, 503);
@@ -138,7 +151,9 @@ final class ProxyFailureIT {
 
   @Test
   void connectFailuresOnEveryBackendAre502() throws Exception {
-    try (KvrouteServer router = KvrouteServer.start(base("round-robin", List.of(closedPort(), closedPort()))
+    try (DeadPort dead1 = new DeadPort();
+        DeadPort dead2 = new DeadPort();
+        KvrouteServer router = KvrouteServer.start(base("round-robin", List.of(dead1.uri, dead2.uri))
         .withHealthCheck(new HealthCheckConfig(false, "/health", Duration.ofSeconds(5), Duration.ofSeconds(1), 2, 1)))) {
       HttpResponse<String> r = post(router, "/v1/completions", "{\"prompt\":\"p\"}");
       assertThat(r.statusCode()).isEqualTo(502);
