@@ -19,7 +19,7 @@ record SimFleet(FleetSpec spec, List<EngineModel> engines, VirtualClock clock) {
   List<BackendId> backends() {
     List<BackendId> ids = new ArrayList<>(engines.size());
     for (int i = 0; i < engines.size(); i++) {
-      ids.add(BackendId.of("engine-" + i));
+      ids.add(SimPolicies.backendId(i));
     }
     return ids;
   }

@@ -1,6 +1,7 @@
 package dev.kvroute.bench.sim;
 
 import dev.kvroute.core.load.Lease;
+import dev.kvroute.core.policy.Rule;
 import dev.kvroute.core.request.RequestView;
 
 /**
@@ -10,8 +11,16 @@ import dev.kvroute.core.request.RequestView;
  * <p>Not thread-safe: one simulation thread owns it.
  */
 interface SimRouter {
-  /** The outcome of routing one request. */
-  record Routed(int replica, int[] promptTokens, Lease lease) {}
+  /**
+   * The outcome of routing one request.
+   *
+   * @param replica index of the chosen engine
+   * @param promptTokens the prompt's tokens
+   * @param lease the request's load lease on the chosen engine
+   * @param rule the policy rule that decided
+   * @param predictedCachedTokens tokens the policy credited the chosen engine with
+   */
+  record Routed(int replica, int[] promptTokens, Lease lease, Rule rule, int predictedCachedTokens) {}
 
   /** Routes {@code view} to one of the fleet's replicas and takes its load lease. */
   Routed route(RequestView view);

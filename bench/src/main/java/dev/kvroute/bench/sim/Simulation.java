@@ -55,6 +55,16 @@ final class Simulation {
   private final Map<Long, InFlight> inFlight = new HashMap<>();
   private final FiguresRecorder figures = new FiguresRecorder();
   private final long[] requestsPerReplica;
+  private final java.util.EnumMap<dev.kvroute.core.policy.Rule, Long> rules =
+      new java.util.EnumMap<>(dev.kvroute.core.policy.Rule.class);
+  private long predictedCached;
+  private long actualCached;
+  private long overPredicted;
+  private long underPredicted;
+  private int blockSize;
+  private long staleAtRoute;
+  private long lostAtRoute;
+  private long lostTokensAtRoute;
   private long nextSeq;
   private long nextRequestId;
 
@@ -94,6 +104,7 @@ final class Simulation {
       listeners.add(new Listener(i));
     }
     requestsPerReplica = new long[engines.size()];
+    blockSize = config.blockSizeTokens();
     this.router = routerFactory.apply(new SimFleet(workload.fleet(), List.copyOf(engines), clock));
   }
 
@@ -135,9 +146,15 @@ final class Simulation {
     return figures.figures(policy, prefill);
   }
 
-  /** Requests each replica received, in fleet order (diagnostics). */
-  long[] requestsPerReplica() {
-    return requestsPerReplica.clone();
+  /** What the policy did, after {@link #run}. */
+  SimDiagnostics diagnostics(String policy) {
+    List<Long> perReplica = new ArrayList<>();
+    for (long n : requestsPerReplica) {
+      perReplica.add(n);
+    }
+    return new SimDiagnostics(
+        policy, rules, perReplica, predictedCached, actualCached, overPredicted, underPredicted,
+        staleAtRoute, lostAtRoute, lostTokensAtRoute, clock.nanos() / 1e9);
   }
 
   private void send(Conversation conversation) {
@@ -149,6 +166,20 @@ final class Simulation {
     SimRouter.Routed routed = router.route(view);
     int replica = routed.replica();
     requestsPerReplica[replica]++;
+    rules.merge(routed.rule(), 1L, Long::sum);
+    // What the chosen engine and the best engine hold at the decision instant: the index's accuracy.
+    int atRoute = engines.get(replica).cachedPrefixTokens(routed.promptTokens());
+    int best = 0;
+    for (EngineModel e : engines) {
+      best = Math.max(best, e.cachedPrefixTokens(routed.promptTokens()));
+    }
+    if (best > atRoute + blockSize) {
+      lostAtRoute++;
+      lostTokensAtRoute += best - atRoute;
+    }
+    if (routed.predictedCachedTokens() > atRoute + blockSize) {
+      staleAtRoute++;
+    }
 
     SplittableRandom random = new SplittableRandom(session.requestSeed(conversation.turn()));
     int[] indices = new int[turn.replyTokens()];
@@ -200,6 +231,14 @@ final class Simulation {
       f.routed.lease().release();
       router.finished(f.routed, f.outputTokens);
       figures.record(f.routed.promptTokens().length, f.cachedTokens, f.ttftNanos / 1e9);
+      int predicted = f.routed.predictedCachedTokens();
+      predictedCached += predicted;
+      actualCached += f.cachedTokens;
+      if (predicted > f.cachedTokens + blockSize) {
+        overPredicted++;
+      } else if (f.cachedTokens > predicted + blockSize) {
+        underPredicted++;
+      }
       Conversation c = f.conversation;
       double think = c.currentTurn().thinkSeconds();
       c.reply(f.replyText);

@@ -52,10 +52,23 @@ public final class Simulator {
    * @throws IllegalArgumentException if the policy name is unknown
    */
   public PolicyFigures run(Workload workload, String policy) {
+    return runDetailed(workload, policy).figures();
+  }
+
+  /** A policy's figures and what it did. */
+  public record Result(PolicyFigures figures, SimDiagnostics diagnostics) {}
+
+  /**
+   * Simulates {@code workload} under {@code policy}, with diagnostics.
+   *
+   * @throws IllegalArgumentException if the policy name is unknown
+   */
+  public Result runDetailed(Workload workload, String policy) {
     policies.check(policy);
     Simulation sim =
         new Simulation(workload, vocabulary, fleet -> policies.router(policy, fleet, tokenizer));
-    return sim.run(policy);
+    PolicyFigures f = sim.run(policy);
+    return new Result(f, sim.diagnostics(policy));
   }
 
   /**
@@ -64,18 +77,31 @@ public final class Simulator {
    * @throws IllegalArgumentException if a policy name is unknown
    */
   public RunReport runAll(Workload workload, List<String> policyNames) {
+    List<PolicyFigures> out = new ArrayList<>();
+    for (Result r : runAllDetailed(workload, policyNames)) {
+      out.add(r.figures());
+    }
+    return new RunReport(workload.name(), null, out);
+  }
+
+  /**
+   * As {@link #runAll}, with each policy's diagnostics, in the order of {@code policyNames}.
+   *
+   * @throws IllegalArgumentException if a policy name is unknown
+   */
+  public List<Result> runAllDetailed(Workload workload, List<String> policyNames) {
     policyNames.forEach(policies::check);
     ExecutorService pool = Executors.newFixedThreadPool(Math.min(threads, Math.max(1, policyNames.size())));
     try {
-      List<Future<PolicyFigures>> futures = new ArrayList<>();
+      List<Future<Result>> futures = new ArrayList<>();
       for (String p : policyNames) {
-        futures.add(pool.submit(() -> run(workload, p)));
+        futures.add(pool.submit(() -> runDetailed(workload, p)));
       }
-      List<PolicyFigures> out = new ArrayList<>();
-      for (Future<PolicyFigures> f : futures) {
+      List<Result> out = new ArrayList<>();
+      for (Future<Result> f : futures) {
         out.add(f.get());
       }
-      return new RunReport(workload.name(), null, out);
+      return out;
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
       throw new IllegalStateException("interrupted", e);

@@ -20,7 +20,7 @@ class SimulatorTest {
     long t0 = System.nanoTime();
     Workload w = SeedWorkload.generate(SeedWorkloadConfig.defaults(), TOKENIZER);
     long t1 = System.nanoTime();
-    PolicyFigures f = new Simulator(TOKENIZER, WORDS, SimPolicies.defaults(), 1).run(w, "round-robin");
+    PolicyFigures f = new Simulator(TOKENIZER, WORDS, SimPolicies.seedScenario(), 1).run(w, "round-robin");
     long t2 = System.nanoTime();
     System.out.printf("generate %.2f s, simulate %.2f s, requests %d, mean final %.0f, capacity %d%n%s%n",
         (t1 - t0) / 1e9, (t2 - t1) / 1e9, w.requests(), w.meanFinalHistoryTokens(), w.fleet().kvCapacityTokens(), f);

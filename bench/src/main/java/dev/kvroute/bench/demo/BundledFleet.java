@@ -1,0 +1,99 @@
+package dev.kvroute.bench.demo;
+
+import dev.kvroute.bench.sim.FleetEngines;
+import dev.kvroute.bench.sim.SimPolicies;
+import dev.kvroute.bench.workload.FleetSpec;
+import dev.kvroute.core.RouterCore;
+import dev.kvroute.core.Ticker;
+import dev.kvroute.core.tokenize.PromptTokenizer;
+import dev.kvroute.engine.server.MockEngineFleet;
+import dev.kvroute.engine.server.MockEngineOptions;
+import dev.kvroute.proxy.KvrouteServer;
+import dev.kvroute.proxy.config.BackendConfig;
+import dev.kvroute.proxy.config.ProxyConfig;
+import java.net.URI;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * A fresh in-process fleet for one policy's real run: the workload's mock engines on loopback
+ * (ephemeral ports, the seed engine configuration, time scale K, cached tokens reported in usage)
+ * and a kvroute proxy in front of them running the policy with the simulator's exact routing core
+ * configuration ({@link SimPolicies#core}), backends named {@code engine-i} with the fleet's KV
+ * capacity.
+ *
+ * <p>Thread-safe; close it to stop the router and the engines.
+ */
+public final class BundledFleet implements AutoCloseable {
+  private final MockEngineFleet engines;
+  private final KvrouteServer router;
+
+  private BundledFleet(MockEngineFleet engines, KvrouteServer router) {
+    this.engines = engines;
+    this.router = router;
+  }
+
+  /**
+   * Starts the engines and the router.
+   *
+   * @param policy a policy a real router runs (not {@code oracle})
+   * @param timeScale the engines' K: model seconds per wall second
+   * @param tokenizer the router's prompt tokenizer
+   */
+  public static BundledFleet start(
+      FleetSpec fleet, String policy, SimPolicies policies, double timeScale, PromptTokenizer tokenizer) {
+    MockEngineOptions options =
+        MockEngineOptions.builder()
+            .host("127.0.0.1")
+            .port(0)
+            .engine(FleetEngines.config(fleet))
+            .timeScale(timeScale)
+            .enablePromptTokensDetails(true)
+            .tokenizer(tokenizer.tokenizer().name())
+            .build();
+    MockEngineFleet engines = MockEngineFleet.start(options, fleet.replicas());
+    try {
+      List<BackendConfig> backends = new ArrayList<>();
+      for (int i = 0; i < fleet.replicas(); i++) {
+        backends.add(
+            new BackendConfig(
+                URI.create(engines.urls().get(i)), SimPolicies.backendId(i).name(), fleet.kvCapacityTokens()));
+      }
+      ProxyConfig config =
+          ProxyConfig.defaults()
+              .withPort(0)
+              .withAdminPort(-1)
+              .withPolicy(policy)
+              .withBackends(backends);
+      RouterCore core = policies.core(policy, fleet.blockSizeTokens(), tokenizer, Ticker.system());
+      KvrouteServer router = KvrouteServer.start(config, core);
+      return new BundledFleet(engines, router);
+    } catch (RuntimeException e) {
+      engines.close();
+      throw e;
+    }
+  }
+
+  /** The router's base URL. */
+  public URI routerUri() {
+    return router.uri();
+  }
+
+  /** The engines' base URLs, in fleet order. */
+  public List<URI> engineUris() {
+    List<URI> out = new ArrayList<>();
+    for (String u : engines.urls()) {
+      out.add(URI.create(u));
+    }
+    return out;
+  }
+
+  @Override
+  public void close() {
+    try {
+      router.close();
+    } finally {
+      engines.close();
+    }
+  }
+}
