@@ -296,6 +296,7 @@ final class ProxyExchange implements UpstreamHandler.Listener {
       backend.breaker().onFailure();
       px.metrics().upstreamError(backend.id().name(), "status_" + code);
       closeUpstream();
+      cancelTimer();
       releaseLease();
       failureStatus = HttpResponseStatus.valueOf(code);
       failureMessage = "backend " + backend.id() + " answered " + code;

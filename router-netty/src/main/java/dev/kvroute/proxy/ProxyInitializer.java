@@ -16,6 +16,9 @@ import io.netty.handler.codec.http.HttpServerCodec;
  *   "proxy"      ProxyHandler        routing, exchanges, local endpoints
  * </pre>
  *
+ * <p>Auto-read is off. There is no {@code FlowControlHandler}: {@link ProxyHandler} queues requests
+ * that arrive while one is in progress and asks for no further read until they are served.
+ *
  * <p>Thread-safe (stateless; shared by every connection).
  */
 final class ProxyInitializer extends ChannelInitializer<SocketChannel> {

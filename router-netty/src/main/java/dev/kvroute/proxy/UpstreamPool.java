@@ -30,6 +30,12 @@ import java.util.concurrent.TimeUnit;
  * that), or when its backend is removed. At most {@code pool.maxIdlePerBackend} idle connections are
  * kept per backend per loop.
  *
+ * <p>Upstream pipeline: {@code HttpClientCodec} → {@link UpstreamHandler}, auto-read off. There is
+ * deliberately no {@code FlowControlHandler}: it drops the messages it has queued when the channel
+ * goes inactive, which would lose the end of a response that the backend sends just before closing
+ * (a close-delimited body, {@code Connection: close}). Instead a request reads one socket read at a
+ * time and relays every message of that read (see {@link ProxyExchange}).
+ *
  * <p>Thread-safe: each loop's pools are touched only on that loop; {@link #evict} and
  * {@link #close} hop onto each loop.
  */

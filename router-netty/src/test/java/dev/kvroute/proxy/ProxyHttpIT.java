@@ -46,6 +46,7 @@ final class ProxyHttpIT {
       ProxyConfig.defaults()
           .withPort(0)
           .withAdminPort(0)
+          .withEventLoopThreads(1) // one loop here catches ordering assumptions; the other ITs use several
           .withPolicy("round-robin")
           .withLimits(new LimitConfig(64 << 10, 4096, 2048))
           .withTimeouts(new TimeoutConfig(Duration.ofSeconds(1), Duration.ofSeconds(2), Duration.ofSeconds(1)))

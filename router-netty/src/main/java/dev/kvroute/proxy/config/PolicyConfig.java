@@ -52,6 +52,13 @@ public record PolicyConfig(
         d.decodeWeight(), d.decodeTokensPerRequest(), 42);
   }
 
+  /** Policy {@code name} with router-core's thresholds {@code core} and {@code seed}. */
+  public static PolicyConfig of(String name, dev.kvroute.core.policy.PolicyConfig core, long seed) {
+    return new PolicyConfig(name, core.cacheThreshold(), core.balanceAbsThreshold(), core.balanceRelThreshold(),
+        core.loadMeasure().configName(), core.virtualNodes(), core.prefillWeight(), core.decodeWeight(),
+        core.decodeTokensPerRequest(), seed);
+  }
+
   /** These thresholds as router-core's policy configuration. */
   public dev.kvroute.core.policy.PolicyConfig toCore() {
     return coreConfig(cacheThreshold, balanceAbsThreshold, balanceRelThreshold, loadMeasure,

@@ -110,4 +110,14 @@ final class ConfigLoaderTest {
     assertThat(Durations.format(Duration.ofMillis(1500))).isEqualTo("1500ms");
     assertThat(Durations.format(Duration.ofMinutes(2))).isEqualTo("2m");
   }
+
+  @Test
+  void policyConfigRoundTripsThroughRouterCoresRecord() {
+    dev.kvroute.core.policy.PolicyConfig core = dev.kvroute.core.policy.PolicyConfig.defaults()
+        .withBalance(3, 1.5).withLoadMeasure(dev.kvroute.core.policy.LoadMeasure.PREFILLING_REQUESTS);
+    PolicyConfig p = PolicyConfig.of("cache-aware", core, 7);
+    assertThat(p.toCore()).isEqualTo(core);
+    assertThat(p.loadMeasure()).isEqualTo("prefilling");
+    assertThat(p.seed()).isEqualTo(7);
+  }
 }
