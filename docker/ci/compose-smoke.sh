@@ -5,12 +5,15 @@
 #
 # Needs: the image $KVROUTE_IMAGE (default kvroute:local) built, docker-compose (Debian's 1.29 or
 # the compose plugin), curl. The router is published on $KVROUTE_PORT (default 18080 here, to stay
-# off a developer's 8080). Exit status 0 when every check passed.
+# off a developer's 8080) and the engines on $ENGINE_1_PORT.. (18001..18004). Exit status 0 when
+# every check passed.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
 export KVROUTE_IMAGE="${KVROUTE_IMAGE:-kvroute:local}"
 export KVROUTE_PORT="${KVROUTE_PORT:-18080}"
+export ENGINE_1_PORT="${ENGINE_1_PORT:-18001}" ENGINE_2_PORT="${ENGINE_2_PORT:-18002}"
+export ENGINE_3_PORT="${ENGINE_3_PORT:-18003}" ENGINE_4_PORT="${ENGINE_4_PORT:-18004}"
 project="kvroute-smoke"
 if command -v docker-compose >/dev/null 2>&1; then
   compose=(docker-compose -p "$project")
@@ -52,7 +55,7 @@ done
 curl -fsS "$base/ready" >/dev/null
 echo "compose-smoke: router ready at $base"
 
-body='{"model":"mock-model","user":"smoke","max_tokens":8,"messages":[{"role":"user","content":"Hello from the compose smoke test."}]}'
+body='{"model":"kvroute/mock-llm","user":"smoke","max_tokens":8,"messages":[{"role":"user","content":"Hello from the compose smoke test."}]}'
 headers="$(mktemp)"
 response="$(curl -fsS -D "$headers" -H 'content-type: application/json' -d "$body" "$base/v1/chat/completions")"
 backend="$(tr -d '\r' <"$headers" | awk -F': ' 'tolower($1)=="x-kvroute-backend"{print $2}')"
@@ -61,8 +64,16 @@ echo "compose-smoke: chat answered by ${backend:-?}: ${response:0:160}"
 [ -n "$backend" ] || { echo "compose-smoke: no x-kvroute-backend header" >&2; exit 1; }
 case "$response" in *'"choices"'*) ;; *) echo "compose-smoke: no choices in the answer" >&2; exit 1 ;; esac
 
-curl -fsS "$base/metrics" | grep -q '^kvroute_' || { echo "compose-smoke: no kvroute_* metrics" >&2; exit 1; }
+metrics="$(curl -fsS "$base/metrics")"
+grep -q '^kvroute_requests_total' <<<"$metrics" || { echo "compose-smoke: no kvroute_* metrics" >&2; exit 1; }
 echo "compose-smoke: router /metrics exports kvroute_*"
+
+for port in "$ENGINE_1_PORT" "$ENGINE_2_PORT" "$ENGINE_3_PORT" "$ENGINE_4_PORT"; do
+  metrics="$(curl -fsS "http://localhost:$port/metrics")"
+  grep -q '^vllm:num_requests_waiting' <<<"$metrics" \
+    || { echo "compose-smoke: engine on :$port exports no vllm:num_requests_waiting" >&2; exit 1; }
+done
+echo "compose-smoke: the four engines export vllm:* metrics on their published ports"
 
 unhealthy="$("${compose[@]}" ps | grep -c 'unhealthy' || true)"
 [ "$unhealthy" = "0" ] || { echo "compose-smoke: $unhealthy unhealthy containers" >&2; exit 1; }
