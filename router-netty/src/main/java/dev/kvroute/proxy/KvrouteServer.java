@@ -68,6 +68,10 @@ public final class KvrouteServer implements AutoCloseable {
   private KvrouteServer(ProxyConfig config, RouterCore core, Transport transport) {
     this.config = config;
     this.core = core;
+    // first, so that a failure here leaves no threads behind
+    this.mocks = config.backends().isEmpty() && config.mockBackends() > 0
+        ? MockBackends.start(config.mockBackends(), config.routing().tokenizer())
+        : null;
     this.boss = transport.group(1);
     this.workers = transport.group(config.eventLoopThreads());
     Ticker ticker = Ticker.system();
@@ -80,9 +84,6 @@ public final class KvrouteServer implements AutoCloseable {
     RequestParser parser = RequestParser.create(config.routing().sessionHeader(), config.routing().sessionField());
     this.context = new ProxyContext(config, core, parser, backends, pool, control, metrics, ticker);
     metrics.addGlobalGauges(core, pool);
-    this.mocks = config.backends().isEmpty() && config.mockBackends() > 0
-        ? MockBackends.start(config.mockBackends(), config.routing().tokenizer())
-        : null;
   }
 
   /**

@@ -170,7 +170,8 @@ final class ProxyHandler extends ChannelInboundHandlerAdapter {
     if (endpoint != null) {
       String tag = endpointTag(endpoint);
       if (!method.equals(HttpMethod.POST)) {
-        rejectLocally(req, HttpResponseStatus.METHOD_NOT_ALLOWED, method + " " + path + " (expected: POST)", tag);
+        rejectLocally(req, HttpResponseStatus.METHOD_NOT_ALLOWED, method + " " + path + " (expected: POST)", null, tag,
+            HttpHeaderNames.ALLOW, "POST");
         return;
       }
       RequestView view;
@@ -233,10 +234,15 @@ final class ProxyHandler extends ChannelInboundHandlerAdapter {
     rejectLocally(req, status, message, null, tag);
   }
 
-  private void rejectLocally(FullHttpRequest req, HttpResponseStatus status, String message, String param, String tag) {
+  /** As above, with extra response headers given as name, value pairs. */
+  private void rejectLocally(FullHttpRequest req, HttpResponseStatus status, String message, String param, String tag,
+      CharSequence... headers) {
     boolean keepAlive = HttpUtil.isKeepAlive(req);
     FullHttpResponse r = HttpErrors.response(ctx.alloc(), status, message, param, keepAlive);
     r.headers().set(Headers.X_REQUEST_ID, requestId(req));
+    for (int i = 0; i + 1 < headers.length; i += 2) {
+      r.headers().set(headers[i], headers[i + 1]);
+    }
     local(req, r, tag, Outcome.REJECTED);
   }
 

@@ -208,7 +208,7 @@ public final class ServeCommand implements Callable<Integer> {
   String healthInterval;
 
   @YamlKey("healthCheck.timeout")
-  @Option(names = "--health-timeout", paramLabel = "DUR", description = "Probe timeout (default 2s).")
+  @Option(names = "--health-timeout", paramLabel = "DUR", description = "Probe timeout (default 5s).")
   String healthTimeout;
 
   @YamlKey("healthCheck.unhealthyThreshold")
@@ -293,7 +293,11 @@ public final class ServeCommand implements Callable<Integer> {
     KvrouteServer server;
     try {
       server = KvrouteServer.start(cfg);
-    } catch (ConfigException | IllegalStateException e) {
+    } catch (ConfigException e) {
+      err.println("kvroute serve: " + e.getMessage());
+      err.flush();
+      return CommandLine.ExitCode.USAGE;
+    } catch (IllegalStateException e) {
       err.println("kvroute serve: " + e.getMessage());
       err.flush();
       return CommandLine.ExitCode.SOFTWARE;

@@ -225,20 +225,28 @@ final class ProxyFailureIT {
   void backendKilledMidRunNewRequestsGoElsewhereInFlightOnesFailNothingHangs() throws Exception {
     MockEngineOptions opts = MockEngineOptions.builder().host("127.0.0.1").port(0)
         .engine(EngineConfig.builder().cost(CostModel.linear(10_000, 0.020, 100)).build())
-        .timeScale(10).enablePromptTokensDetails(true).build();
+        .timeScale(5).enablePromptTokensDetails(true).build();
     MockEngineServer victim = MockEngineServer.start(opts);
     boolean victimClosed = false;
     try (MockEngineServer survivor = MockEngineServer.start(opts);
         KvrouteServer router = KvrouteServer.start(base("round-robin", List.of(URI.create(victim.url()), URI.create(survivor.url())))
-            // an engine's first requests load its tokenizer on its event loop (over a second): be patient
-            .withHealthCheck(new HealthCheckConfig(true, "/health", Duration.ofMillis(200), Duration.ofSeconds(3), 2, 1))
+            // what is tested here is the request path (retries, circuit), not the probes: on a loaded
+            // machine a busy engine may miss probe deadlines and be marked unhealthy
+            .withHealthCheck(new HealthCheckConfig(false, "/health", Duration.ofSeconds(5), Duration.ofSeconds(5), 3, 1))
             .withRetries(new RetryConfig(2)))) {
+      // an engine's first request loads its tokenizer on its event loop (a second or more, during which
+      // it answers nothing, health probes included): warm both up before the run
+      for (MockEngineServer e : List.of(victim, survivor)) {
+        http.send(HttpRequest.newBuilder(URI.create(e.url() + "/v1/completions")).POST(HttpRequest.BodyPublishers.ofString(
+            "{\"model\":\"" + MockEngineOptions.DEFAULT_MODEL + "\",\"prompt\":\"warm up\",\"max_tokens\":1}")).build(),
+            HttpResponse.BodyHandlers.ofString());
+      }
       String survivorId = URI.create(survivor.url()).getHost() + ":" + survivor.port();
       String victimId = URI.create(victim.url()).getHost() + ":" + victim.port();
       List<CompletableFuture<HttpResponse<String>>> streams = new ArrayList<>();
       for (int i = 0; i < 6; i++) {
         String body = "{\"model\":\"" + MockEngineOptions.DEFAULT_MODEL + "\",\"messages\":[{\"role\":\"user\",\"content\":\"long "
-            + i + "\"}],\"max_tokens\":3000,\"ignore_eos\":true,\"stream\":true}";
+            + i + "\"}],\"max_tokens\":1500,\"ignore_eos\":true,\"stream\":true}";
         streams.add(http.sendAsync(HttpRequest.newBuilder(router.uri().resolve("/v1/chat/completions"))
             .timeout(Duration.ofSeconds(30)).POST(HttpRequest.BodyPublishers.ofString(body)).build(),
             HttpResponse.BodyHandlers.ofString()));

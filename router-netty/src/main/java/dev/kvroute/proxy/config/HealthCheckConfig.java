@@ -13,7 +13,7 @@ import java.time.Duration;
  * @param enabled {@code false} keeps every backend healthy (the circuit breaker still applies)
  * @param path the probe path. Default {@code /health} (vLLM and SGLang)
  * @param interval time between probes of one backend. Default 5s
- * @param timeout a probe not answered within this fails. Default 2s
+ * @param timeout a probe not answered within this fails (SGLang's router: 5s). Default 5s
  * @param unhealthyThreshold consecutive failures that mark a backend unhealthy. Default 3
  * @param healthyThreshold consecutive successes that mark it healthy again. Default 2
  */
@@ -36,6 +36,6 @@ public record HealthCheckConfig(
   }
 
   public static HealthCheckConfig defaults() {
-    return new HealthCheckConfig(true, "/health", Duration.ofSeconds(5), Duration.ofSeconds(2), 3, 2);
+    return new HealthCheckConfig(true, "/health", Duration.ofSeconds(5), Duration.ofSeconds(5), 3, 2);
   }
 }
