@@ -1,0 +1,187 @@
+package dev.kvroute.bench.sim;
+
+import dev.kvroute.bench.report.FiguresRecorder;
+import dev.kvroute.bench.report.PolicyFigures;
+import dev.kvroute.bench.workload.CompletionRequests;
+import dev.kvroute.bench.workload.OpenLoopWorkload;
+import dev.kvroute.core.policy.Rule;
+import dev.kvroute.engine.model.EngineListener;
+import dev.kvroute.engine.model.EngineModel;
+import dev.kvroute.engine.model.EngineRequest;
+import java.util.ArrayList;
+import java.util.EnumMap;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.function.Function;
+
+/**
+ * One policy's run of an {@link OpenLoopWorkload} in virtual time: requests arrive at their own times,
+ * are routed by the policy's {@link SimRouter} and run on the fleet's engine models, on one
+ * discrete-event loop.
+ *
+ * <p>The loop takes the earliest event: an engine's next internal event, or the next arrival. At equal
+ * times engine events go first, so an arrival sees the first tokens and finishes of that instant (as in
+ * {@link Simulation}). A request is routed at its arrival and submitted to the chosen engine at the
+ * same instant: no network delay. Its lease is marked at the first token and released at the finish.
+ * Output tokens are drawn from the reply vocabulary's token ids with a generator seeded by the request
+ * index; they never match a later prompt, so only their number matters (the KV they occupy).
+ *
+ * <p>Not thread-safe; single use.
+ */
+final class OpenLoopSimulation {
+  private static final String MODEL = "kvroute-sim";
+
+  private final OpenLoopWorkload workload;
+  private final int[] replyTokenIds;
+  private final VirtualClock clock = new VirtualClock();
+  private final List<EngineModel> engines = new ArrayList<>();
+  private final List<EngineListener> listeners = new ArrayList<>();
+  private final SimRouter router;
+  private final Map<Long, InFlight> inFlight = new HashMap<>();
+  private final FiguresRecorder figures = new FiguresRecorder();
+  private final long[] requestsPerReplica;
+  private final EnumMap<Rule, Long> rules = new EnumMap<>(Rule.class);
+  private long predictedCached;
+  private long lastFinishNanos;
+
+  private static final class InFlight {
+    final SimRouter.Routed routed;
+    final long sentNanos;
+    final int[] outputTokens;
+    long ttftNanos = -1;
+    int cachedTokens;
+
+    InFlight(SimRouter.Routed routed, long sentNanos, int[] outputTokens) {
+      this.routed = routed;
+      this.sentNanos = sentNanos;
+      this.outputTokens = outputTokens;
+    }
+  }
+
+  /**
+   * @param replyTokenIds token ids generated output is drawn from
+   * @param routerFactory builds the policy's router over the fleet
+   */
+  OpenLoopSimulation(
+      OpenLoopWorkload workload, int[] replyTokenIds, Function<SimFleet, SimRouter> routerFactory) {
+    this.workload = workload;
+    this.replyTokenIds = replyTokenIds;
+    for (int i = 0; i < workload.fleet().replicas(); i++) {
+      engines.add(EngineModel.create(workload.engine()));
+      listeners.add(new Listener(i));
+    }
+    requestsPerReplica = new long[engines.size()];
+    this.router = routerFactory.apply(new SimFleet(workload.fleet(), List.copyOf(engines), clock));
+  }
+
+  /** Runs every request to its end and returns the policy's figures. */
+  PolicyFigures run(String policy) {
+    int next = 0;
+    int n = workload.size();
+    while (true) {
+      long engineTime = Long.MAX_VALUE;
+      for (EngineModel e : engines) {
+        engineTime = Math.min(engineTime, e.nextEventNanos());
+      }
+      long arrivalTime = next < n ? Simulation.secondsToNanos(workload.arrivalSeconds(next)) : Long.MAX_VALUE;
+      if (engineTime == Long.MAX_VALUE && arrivalTime == Long.MAX_VALUE) {
+        break;
+      }
+      if (engineTime <= arrivalTime) {
+        clock.advanceTo(engineTime);
+        for (int i = 0; i < engines.size(); i++) {
+          if (engines.get(i).nextEventNanos() == engineTime) {
+            engines.get(i).advanceTo(engineTime, listeners.get(i));
+          }
+        }
+      } else {
+        clock.advanceTo(Math.max(clock.nanos(), arrivalTime));
+        send(next++);
+      }
+    }
+    if (!inFlight.isEmpty()) {
+      throw new IllegalStateException(inFlight.size() + " requests never finished");
+    }
+    List<Double> prefill = new ArrayList<>(engines.size());
+    for (EngineModel e : engines) {
+      prefill.add(e.stats().prefillNanos() / 1e9);
+    }
+    return figures.figures(policy, prefill);
+  }
+
+  /** What the policy did, after {@link #run}. */
+  OpenLoopSimulator.Details details() {
+    List<Long> perReplica = new ArrayList<>(requestsPerReplica.length);
+    for (long r : requestsPerReplica) {
+      perReplica.add(r);
+    }
+    return new OpenLoopSimulator.Details(rules, perReplica, predictedCached, lastFinishNanos / 1e9);
+  }
+
+  private void send(int index) {
+    long now = clock.nanos();
+    SimRouter.Routed routed =
+        router.route(
+            CompletionRequests.view(
+                MODEL, workload.sessionKey(index), workload.promptTokens(index), workload.maxTokens(index)));
+    int replica = routed.replica();
+    requestsPerReplica[replica]++;
+    rules.merge(routed.rule(), 1L, Long::sum);
+    predictedCached += routed.predictedCachedTokens();
+    InFlight f = new InFlight(routed, now, output(index, workload.maxTokens(index)));
+    long id = index;
+    inFlight.put(id, f);
+    EngineModel engine = engines.get(replica);
+    engine.advanceTo(now, listeners.get(replica));
+    engine.submit(EngineRequest.of(id, routed.promptTokens(), f.outputTokens), now);
+  }
+
+  private int[] output(int index, int length) {
+    int[] out = new int[length];
+    long state = index * 0x9E3779B97F4A7C15L;
+    long n = replyTokenIds.length;
+    for (int i = 0; i < length; i++) {
+      state += 0x9E3779B97F4A7C15L;
+      long z = state;
+      z = (z ^ (z >>> 30)) * 0xBF58476D1CE4E5B9L;
+      z = (z ^ (z >>> 27)) * 0x94D049BB133111EBL;
+      z ^= z >>> 31;
+      out[i] = replyTokenIds[(int) (((z >>> 32) * n) >>> 32)];
+    }
+    return out;
+  }
+
+  /** Receives one engine's events. */
+  private final class Listener implements EngineListener {
+    private final int replica;
+
+    Listener(int replica) {
+      this.replica = replica;
+    }
+
+    @Override
+    public void onFirstToken(long requestId, long nowNanos, int cachedTokens, long prefillNanos, long queueNanos) {
+      InFlight f = inFlight.get(requestId);
+      f.ttftNanos = nowNanos - f.sentNanos;
+      f.cachedTokens = cachedTokens;
+      f.routed.lease().firstToken();
+    }
+
+    @Override
+    public void onToken(long requestId, long nowNanos, int index, int tokenId) {}
+
+    @Override
+    public void onFinished(long requestId, long nowNanos, String reason) {
+      InFlight f = inFlight.remove(requestId);
+      if (!EngineRequest.LENGTH.equals(reason)) {
+        throw new IllegalStateException(
+            "request " + requestId + " on replica " + replica + " ended with " + reason);
+      }
+      f.routed.lease().release();
+      router.finished(f.routed, f.outputTokens);
+      figures.record(f.routed.promptTokens().length, f.cachedTokens, f.ttftNanos / 1e9);
+      lastFinishNanos = Math.max(lastFinishNanos, nowNanos);
+    }
+  }
+}

@@ -1,0 +1,116 @@
+package dev.kvroute.bench.sim;
+
+import dev.kvroute.bench.report.PolicyFigures;
+import dev.kvroute.bench.workload.OpenLoopWorkload;
+import dev.kvroute.core.policy.Rule;
+import dev.kvroute.core.tokenize.PromptTokenizer;
+import dev.kvroute.core.tokenize.SingleTokenVocabulary;
+import java.util.ArrayList;
+import java.util.EnumMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+
+/**
+ * The discrete-event simulator for {@link OpenLoopWorkload}s (trace replay): every policy against a
+ * fresh fleet of the workload's engine models, the same requests at the same arrival times, routed by
+ * the same routers as {@link Simulator} builds ({@link SimPolicies}), figures in model seconds.
+ *
+ * <p>Policies run independently, in parallel on up to {@code threads} threads; the result does not
+ * depend on the thread count or order.
+ *
+ * <p>Thread-safe.
+ */
+public final class OpenLoopSimulator {
+  private final PromptTokenizer tokenizer;
+  private final int[] replyTokenIds;
+  private final SimPolicies policies;
+  private final int threads;
+
+  /**
+   * @param tokenizer the prompt tokenizer the router uses (shared, thread-safe)
+   * @param vocabulary the words engines generate replies from
+   * @param policies how each policy name becomes a router
+   * @param threads policies simulated at once (at least 1)
+   */
+  public OpenLoopSimulator(
+      PromptTokenizer tokenizer, SingleTokenVocabulary vocabulary, SimPolicies policies, int threads) {
+    this.tokenizer = Objects.requireNonNull(tokenizer, "tokenizer");
+    this.policies = Objects.requireNonNull(policies, "policies");
+    if (threads < 1) {
+      throw new IllegalArgumentException("threads: " + threads + " (expected: >= 1)");
+    }
+    this.threads = threads;
+    this.replyTokenIds = new int[vocabulary.size()];
+    for (int i = 0; i < replyTokenIds.length; i++) {
+      replyTokenIds[i] = vocabulary.tokenId(i);
+    }
+  }
+
+  /**
+   * What a policy did beyond the figures.
+   *
+   * @param rules requests per rule that decided them
+   * @param requestsPerReplica requests each replica received, in fleet order
+   * @param predictedCachedTokens sum over requests of the tokens the policy credited the chosen replica with
+   * @param makespanSeconds model time from the start to the end of the last request
+   */
+  public record Details(
+      Map<Rule, Long> rules, List<Long> requestsPerReplica, long predictedCachedTokens, double makespanSeconds) {
+    public Details {
+      rules = Map.copyOf(rules.isEmpty() ? new EnumMap<>(Rule.class) : rules);
+      requestsPerReplica = List.copyOf(requestsPerReplica);
+    }
+  }
+
+  /** A policy's figures and what it did. */
+  public record Result(PolicyFigures figures, Details details) {}
+
+  /**
+   * Simulates {@code workload} under {@code policy}.
+   *
+   * @throws IllegalArgumentException if the policy name is unknown
+   */
+  public Result run(OpenLoopWorkload workload, String policy) {
+    policies.check(policy);
+    OpenLoopSimulation sim =
+        new OpenLoopSimulation(workload, replyTokenIds, fleet -> policies.router(policy, fleet, tokenizer));
+    PolicyFigures f = sim.run(policy);
+    return new Result(f, sim.details());
+  }
+
+  /**
+   * Simulates {@code workload} under each of {@code policyNames}; results in that order.
+   *
+   * @throws IllegalArgumentException if a policy name is unknown
+   */
+  public List<Result> runAll(OpenLoopWorkload workload, List<String> policyNames) {
+    policyNames.forEach(policies::check);
+    ExecutorService pool = Executors.newFixedThreadPool(Math.min(threads, Math.max(1, policyNames.size())));
+    try {
+      List<Future<Result>> futures = new ArrayList<>();
+      for (String p : policyNames) {
+        futures.add(pool.submit(() -> run(workload, p)));
+      }
+      List<Result> out = new ArrayList<>();
+      for (Future<Result> f : futures) {
+        out.add(f.get());
+      }
+      return out;
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new IllegalStateException("interrupted", e);
+    } catch (ExecutionException e) {
+      if (e.getCause() instanceof RuntimeException r) {
+        throw r;
+      }
+      throw new IllegalStateException(e.getCause());
+    } finally {
+      pool.shutdownNow();
+    }
+  }
+}
