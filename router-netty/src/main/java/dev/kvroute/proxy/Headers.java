@@ -25,7 +25,7 @@ final class Headers {
 
   private static final List<AsciiString> HOP_BY_HOP = List.of(
       HttpHeaderNames.CONNECTION,
-      HttpHeaderNames.KEEP_ALIVE,
+      AsciiString.cached("keep-alive"),
       AsciiString.cached("proxy-connection"),
       HttpHeaderNames.PROXY_AUTHENTICATE,
       HttpHeaderNames.PROXY_AUTHORIZATION,

@@ -56,6 +56,7 @@ public final class KvrouteServer implements AutoCloseable {
 
   private final ProxyConfig config;
   private final RouterCore core;
+  private final Transport transport;
   private final EventLoopGroup boss;
   private final EventLoopGroup workers;
   private final UpstreamPool pool;
@@ -68,6 +69,7 @@ public final class KvrouteServer implements AutoCloseable {
   private KvrouteServer(ProxyConfig config, RouterCore core, Transport transport) {
     this.config = config;
     this.core = core;
+    this.transport = transport;
     // first, so that a failure here leaves no threads behind
     this.mocks = config.backends().isEmpty() && config.mockBackends() > 0
         ? MockBackends.start(config.mockBackends(), config.routing().tokenizer())
@@ -152,7 +154,7 @@ public final class KvrouteServer implements AutoCloseable {
         config.writeBuffer().lowWaterMarkBytes(), config.writeBuffer().highWaterMarkBytes());
     ServerBootstrap proxy = new ServerBootstrap()
         .group(boss, workers)
-        .channel(Transport.best().serverChannel())
+        .channel(transport.serverChannel())
         .option(ChannelOption.SO_BACKLOG, 1024)
         .option(ChannelOption.SO_REUSEADDR, true)
         .childOption(ChannelOption.AUTO_READ, false)
@@ -163,7 +165,7 @@ public final class KvrouteServer implements AutoCloseable {
     if (config.admin().enabled()) {
       ServerBootstrap admin = new ServerBootstrap()
           .group(boss, workers)
-          .channel(Transport.best().serverChannel())
+          .channel(transport.serverChannel())
           .option(ChannelOption.SO_REUSEADDR, true)
           .childHandler(new ChannelInitializer<SocketChannel>() {
             @Override
@@ -177,8 +179,8 @@ public final class KvrouteServer implements AutoCloseable {
       adminChannel = bindOrFail(admin, config.admin().bind(), config.admin().port(), "admin");
     }
     health.start();
-    LOG.log(Level.INFO, "kvroute listening on {0}:{1} (policy {2}, {3} backends{4})", config.bind(),
-        String.valueOf(port()), config.policy().name(), context.backends().all().size(),
+    LOG.log(Level.INFO, "kvroute listening on {0}:{1} ({2}, policy {3}, {4} backends{5})", config.bind(),
+        String.valueOf(port()), transport.name(), config.policy().name(), context.backends().all().size(),
         adminChannel == null ? "" : ", admin on " + config.admin().bind() + ":" + adminPort());
   }
 

@@ -65,7 +65,7 @@ final class ProxyFailureIT {
     }
 
     @Override
-    public void close() throws Exception {
+    public void close() throws java.io.IOException {
       socket.close();
     }
   }

@@ -391,6 +391,21 @@ final class ProxyHttpIT {
   }
 
   @Test
+  void clientDisconnectBeforeTheFirstByteAbortsTheUpstreamRequest() throws Exception {
+    // a long prefill: nothing flows from the backend, and yet the client's departure must reach it
+    int requestsBefore = A.get().received.size() + B.get().received.size();
+    int closedBefore = A.get().connectionsClosed.get() + B.get().connectionsClosed.get();
+    String s = "{\"prompt\":\"p\",\"stream\":true}";
+    RawHttp c = new RawHttp(ROUTER.get().port());
+    c.send("POST /v1/completions HTTP/1.1\r\nHost: r\r\nx-fake: stall\r\nContent-Length: " + s.length() + "\r\n\r\n" + s);
+    await().atMost(Duration.ofSeconds(1)).until(() -> A.get().received.size() + B.get().received.size() > requestsBefore);
+    long t0 = System.nanoTime();
+    c.close();
+    await().atMost(Duration.ofSeconds(1)).until(() -> A.get().connectionsClosed.get() + B.get().connectionsClosed.get() > closedBefore);
+    assertThat(Duration.ofNanos(System.nanoTime() - t0)).isLessThan(Duration.ofSeconds(1));
+  }
+
+  @Test
   void clientDisconnectMidStreamAbortsTheUpstreamRequest() throws Exception {
     int abortedBefore = A.get().abortedStreams.get() + B.get().abortedStreams.get();
     String s = "{\"prompt\":\"p\",\"stream\":true}";

@@ -55,13 +55,13 @@ final class RequestAggregatorTest {
   void chunkedBodyOverTheLimitIsRejectedOnBytesRead() {
     in("POST /v1/completions HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n");
     in("40\r\n" + "a".repeat(64) + "\r\n");
-    assertThat((Object) ch.readInbound()).isNull();
+    assertThat(ch.<Object>readInbound()).isNull();
     in("40\r\n" + "b".repeat(64) + "\r\n0\r\n\r\n");
     RejectedRequest r = ch.readInbound();
     assertThat(r.status()).isEqualTo(HttpResponseStatus.REQUEST_ENTITY_TOO_LARGE);
     // what follows is drained and released
     in("POST /v1/completions HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\n\r\n{}");
-    assertThat((Object) ch.readInbound()).isNull();
+    assertThat(ch.<Object>readInbound()).isNull();
   }
 
   @Test

@@ -12,7 +12,6 @@ import java.io.StringWriter;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.Iterator;
 import java.util.Map;
 import java.util.TreeSet;
 import org.junit.jupiter.api.Test;
@@ -31,9 +30,7 @@ final class ServeCommandTest {
 
   private static void collect(JsonNode node, String prefix, TreeSet<String> out) {
     if (node.isObject()) {
-      Iterator<Map.Entry<String, JsonNode>> it = node.fields();
-      while (it.hasNext()) {
-        Map.Entry<String, JsonNode> e = it.next();
+      for (Map.Entry<String, JsonNode> e : node.properties()) {
         collect(e.getValue(), prefix.isEmpty() ? e.getKey() : prefix + "." + e.getKey(), out);
       }
     } else {

@@ -24,7 +24,6 @@ import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.Iterator;
 import java.util.Map;
 import java.util.TreeSet;
 import java.util.stream.Collectors;
@@ -108,9 +107,7 @@ public final class ConfigLoader {
   }
 
   private static void merge(ObjectNode target, ObjectNode source) {
-    Iterator<Map.Entry<String, JsonNode>> it = source.fields();
-    while (it.hasNext()) {
-      Map.Entry<String, JsonNode> e = it.next();
+    for (Map.Entry<String, JsonNode> e : source.properties()) {
       JsonNode existing = target.get(e.getKey());
       if (existing instanceof ObjectNode && e.getValue() instanceof ObjectNode) {
         merge((ObjectNode) existing, (ObjectNode) e.getValue());
