@@ -41,6 +41,8 @@ final class OpenLoopSimulation {
   private final Map<Long, InFlight> inFlight = new HashMap<>();
   private final FiguresRecorder figures = new FiguresRecorder();
   private final long[] requestsPerReplica;
+  /** Each engine's next event time, refreshed whenever that engine is advanced or given a request. */
+  private final long[] nextEvent;
   private final EnumMap<Rule, Long> rules = new EnumMap<>(Rule.class);
   private long predictedCached;
   private long lastFinishNanos;
@@ -72,6 +74,7 @@ final class OpenLoopSimulation {
       listeners.add(new Listener(i));
     }
     requestsPerReplica = new long[engines.size()];
+    nextEvent = new long[engines.size()];
     this.router = routerFactory.apply(new SimFleet(workload.fleet(), List.copyOf(engines), clock));
   }
 
@@ -79,10 +82,13 @@ final class OpenLoopSimulation {
   PolicyFigures run(String policy) {
     int next = 0;
     int n = workload.size();
+    for (int i = 0; i < engines.size(); i++) {
+      nextEvent[i] = engines.get(i).nextEventNanos();
+    }
     while (true) {
       long engineTime = Long.MAX_VALUE;
-      for (EngineModel e : engines) {
-        engineTime = Math.min(engineTime, e.nextEventNanos());
+      for (long t : nextEvent) {
+        engineTime = Math.min(engineTime, t);
       }
       long arrivalTime = next < n ? Simulation.secondsToNanos(workload.arrivalSeconds(next)) : Long.MAX_VALUE;
       if (engineTime == Long.MAX_VALUE && arrivalTime == Long.MAX_VALUE) {
@@ -90,9 +96,11 @@ final class OpenLoopSimulation {
       }
       if (engineTime <= arrivalTime) {
         clock.advanceTo(engineTime);
-        for (int i = 0; i < engines.size(); i++) {
-          if (engines.get(i).nextEventNanos() == engineTime) {
-            engines.get(i).advanceTo(engineTime, listeners.get(i));
+        for (int i = 0; i < nextEvent.length; i++) {
+          if (nextEvent[i] == engineTime) {
+            EngineModel e = engines.get(i);
+            e.advanceTo(engineTime, listeners.get(i));
+            nextEvent[i] = e.nextEventNanos();
           }
         }
       } else {
@@ -135,6 +143,7 @@ final class OpenLoopSimulation {
     EngineModel engine = engines.get(replica);
     engine.advanceTo(now, listeners.get(replica));
     engine.submit(EngineRequest.of(id, routed.promptTokens(), f.outputTokens), now);
+    nextEvent[replica] = engine.nextEventNanos();
   }
 
   private int[] output(int index, int length) {

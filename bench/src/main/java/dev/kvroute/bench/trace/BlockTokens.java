@@ -10,10 +10,11 @@ import java.util.Objects;
  * the id, the property holds at any KV page size that divides the shared length (the engines' 16-token
  * blocks, the router's pages).
  *
- * <p>Token {@code i} (0..511) of block {@code b} is {@code tokenIds[floor(hi32(h) × n / 2^32)]}: {@code
- * h} is SplitMix64's finalizer applied to {@code (seed + b × 2^32 + i)} times the golden-ratio increment
- * (Steele, Lea and Flood, "Fast splittable pseudorandom number generators", OOPSLA 2014), {@code hi32}
- * its upper 32 bits, and {@code n}
+ * <p>Tokens {@code 2j} and {@code 2j + 1} of block {@code b} come from one 64-bit value {@code h =
+ * mix((seed + b × 2^32 + j) × 0x9E3779B97F4A7C15)}, where {@code mix} is SplitMix64's finalizer (Steele,
+ * Lea and Flood, "Fast splittable pseudorandom number generators", OOPSLA 2014): token {@code 2j} is
+ * {@code tokenIds[floor(hi32(h) × n / 2^32)]} and token {@code 2j + 1} {@code tokenIds[floor(lo32(h) × n
+ * / 2^32)]}, with {@code n}
  * the number of token ids. With the token ids of a {@link SingleTokenVocabulary} every token is an
  * ordinary word of the tokenizer's vocabulary, valid for the engine and the router alike. The last block
  * of a prompt whose length is not a multiple of 512 is the first {@code lastBlockTokens} tokens of its
@@ -76,8 +77,14 @@ public final class BlockTokens {
     Objects.checkFromIndexSize(offset, length, dest.length);
     long base = seed + (blockId << 32);
     long n = tokenIds.length;
-    for (int i = 0; i < length; i++) {
-      long h = mix((base + i) * GOLDEN);
+    int i = 0;
+    for (; i + 1 < length; i += 2) {
+      long h = mix((base + (i >> 1)) * GOLDEN);
+      dest[offset + i] = tokenIds[(int) (((h >>> 32) * n) >>> 32)];
+      dest[offset + i + 1] = tokenIds[(int) (((h & 0xFFFF_FFFFL) * n) >>> 32)];
+    }
+    if (i < length) {
+      long h = mix((base + (i >> 1)) * GOLDEN);
       dest[offset + i] = tokenIds[(int) (((h >>> 32) * n) >>> 32)];
     }
   }
