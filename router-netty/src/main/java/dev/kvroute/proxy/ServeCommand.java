@@ -60,7 +60,7 @@ public final class ServeCommand implements Callable<Integer> {
   String bind;
 
   @YamlKey("port")
-  @Option(names = "--port", description = "Proxy port; 0 = ephemeral (default 8080).")
+  @Option(names = "--port", paramLabel = "PORT", description = "Proxy port; 0 = ephemeral (default 8080).")
   Integer port;
 
   @YamlKey("backends")
