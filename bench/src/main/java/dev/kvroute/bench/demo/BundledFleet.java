@@ -6,6 +6,7 @@ import dev.kvroute.bench.workload.FleetSpec;
 import dev.kvroute.core.RouterCore;
 import dev.kvroute.core.Ticker;
 import dev.kvroute.core.tokenize.PromptTokenizer;
+import dev.kvroute.engine.model.EngineConfig;
 import dev.kvroute.engine.server.MockEngineFleet;
 import dev.kvroute.engine.server.MockEngineOptions;
 import dev.kvroute.proxy.KvrouteServer;
@@ -42,11 +43,22 @@ public final class BundledFleet implements AutoCloseable {
    */
   public static BundledFleet start(
       FleetSpec fleet, String policy, SimPolicies policies, double timeScale, PromptTokenizer tokenizer) {
+    return start(fleet, FleetEngines.config(fleet), policy, policies, timeScale, tokenizer);
+  }
+
+  /**
+   * As {@link #start(FleetSpec, String, SimPolicies, double, PromptTokenizer)}, with each engine's
+   * configuration given (another scheduler or token budget); its block size and KV capacity should be
+   * the fleet's, which the router's index is sized with.
+   */
+  public static BundledFleet start(
+      FleetSpec fleet, EngineConfig engine, String policy, SimPolicies policies, double timeScale,
+      PromptTokenizer tokenizer) {
     MockEngineOptions options =
         MockEngineOptions.builder()
             .host("127.0.0.1")
             .port(0)
-            .engine(FleetEngines.config(fleet))
+            .engine(engine)
             .timeScale(timeScale)
             .enablePromptTokensDetails(true)
             .tokenizer(tokenizer.tokenizer().name())
