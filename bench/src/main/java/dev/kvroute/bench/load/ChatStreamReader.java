@@ -5,7 +5,8 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import java.io.IOException;
 
 /**
- * Reads the events of a streamed chat completion (vLLM's framing): content deltas, the usage chunk
+ * Reads the events of a streamed chat completion or completion (vLLM's framing): content deltas
+ * ({@code choices[].delta.content}, or {@code choices[].text} for {@code /v1/completions}), the usage chunk
  * ({@code choices: []}, {@code usage.prompt_tokens}, {@code usage.completion_tokens},
  * {@code usage.prompt_tokens_details.cached_tokens}), an in-stream {@code error} event, and
  * {@code [DONE]}. The first content delta is the first token (the role chunk with empty content is
@@ -44,6 +45,9 @@ final class ChatStreamReader {
     if (choices != null) {
       for (JsonNode c : choices) {
         JsonNode content = c.path("delta").get("content");
+        if (content == null) {
+          content = c.get("text"); // a completion's chunk
+        }
         if (content != null && content.isTextual() && !content.asText().isEmpty()) {
           if (firstContentNanos < 0) {
             firstContentNanos = nowNanos;
