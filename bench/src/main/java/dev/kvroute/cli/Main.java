@@ -14,6 +14,9 @@ import picocli.CommandLine.Command;
       HealthCheckCommand.class,
       dev.kvroute.engine.MockEngineCommand.class,
       dev.kvroute.proxy.ServeCommand.class,
+      dev.kvroute.bench.cli.SimulateCommand.class,
+      dev.kvroute.bench.cli.LoadtestCommand.class,
+      dev.kvroute.bench.cli.DemoCommand.class,
     })
 public final class Main implements Runnable {
 

@@ -18,23 +18,36 @@ import java.time.Duration;
  *     first token, summed over requests
  * @param prefixCacheHits {@code vllm:prefix_cache_hits_total}: prompt tokens found in the prefix cache
  * @param prefixCacheQueries {@code vllm:prefix_cache_queries_total}: prompt tokens looked up
+ * @param ttftSeconds {@code vllm:time_to_first_token_seconds_sum}: the engine's own TTFT (arrival at
+ *     the engine to first token), summed over requests
+ * @param ttftCount {@code vllm:time_to_first_token_seconds_count}: requests counted in it
  */
-public record EngineMetrics(double prefillSeconds, double prefixCacheHits, double prefixCacheQueries) {
-  public static final EngineMetrics ZERO = new EngineMetrics(0, 0, 0);
+public record EngineMetrics(
+    double prefillSeconds, double prefixCacheHits, double prefixCacheQueries, double ttftSeconds, double ttftCount) {
+  public static final EngineMetrics ZERO = new EngineMetrics(0, 0, 0, 0, 0);
 
   /** This minus {@code earlier}: the counters' increase between two scrapes. */
   public EngineMetrics minus(EngineMetrics earlier) {
     return new EngineMetrics(
         prefillSeconds - earlier.prefillSeconds,
         prefixCacheHits - earlier.prefixCacheHits,
-        prefixCacheQueries - earlier.prefixCacheQueries);
+        prefixCacheQueries - earlier.prefixCacheQueries,
+        ttftSeconds - earlier.ttftSeconds,
+        ttftCount - earlier.ttftCount);
   }
 
   public EngineMetrics plus(EngineMetrics other) {
     return new EngineMetrics(
         prefillSeconds + other.prefillSeconds,
         prefixCacheHits + other.prefixCacheHits,
-        prefixCacheQueries + other.prefixCacheQueries);
+        prefixCacheQueries + other.prefixCacheQueries,
+        ttftSeconds + other.ttftSeconds,
+        ttftCount + other.ttftCount);
+  }
+
+  /** The engine's mean TTFT in seconds, 0 when no request was counted. */
+  public double meanTtftSeconds() {
+    return ttftCount > 0 ? ttftSeconds / ttftCount : 0;
   }
 
   /** Hits over queries, 0 when nothing was queried. */
@@ -47,6 +60,8 @@ public record EngineMetrics(double prefillSeconds, double prefixCacheHits, doubl
     double prefill = 0;
     double hits = 0;
     double queries = 0;
+    double ttft = 0;
+    double ttftCount = 0;
     for (String line : text.split("\n")) {
       if (line.isEmpty() || line.charAt(0) == '#') {
         continue;
@@ -81,10 +96,12 @@ public record EngineMetrics(double prefillSeconds, double prefixCacheHits, doubl
         case "vllm:request_prefill_time_seconds_sum" -> prefill += value;
         case "vllm:prefix_cache_hits_total", "vllm:prefix_cache_hits" -> hits += value;
         case "vllm:prefix_cache_queries_total", "vllm:prefix_cache_queries" -> queries += value;
+        case "vllm:time_to_first_token_seconds_sum" -> ttft += value;
+        case "vllm:time_to_first_token_seconds_count" -> ttftCount += value;
         default -> {}
       }
     }
-    return new EngineMetrics(prefill, hits, queries);
+    return new EngineMetrics(prefill, hits, queries, ttft, ttftCount);
   }
 
   /**

@@ -3,6 +3,7 @@ package dev.kvroute.bench.load;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.kvroute.bench.report.FiguresRecorder;
+import dev.kvroute.bench.report.RequestRecord;
 import dev.kvroute.bench.workload.ChatRequests;
 import dev.kvroute.bench.workload.Conversation;
 import dev.kvroute.bench.workload.Session;
@@ -98,6 +99,7 @@ public final class LoadDriver {
     final List<String> errorSamples = Collections.synchronizedList(new ArrayList<>());
     final Map<String, LongAdder> perBackend = new ConcurrentHashMap<>();
     final AtomicLong maxLateNanos = new AtomicLong();
+    final List<RequestRecord> records = Collections.synchronizedList(new ArrayList<>());
     final long total;
     long startNanos;
 
@@ -135,7 +137,8 @@ public final class LoadDriver {
       Map<String, Long> backends = new java.util.TreeMap<>();
       perBackend.forEach((k, v) -> backends.put(k, v.sum()));
       return new LoadResult(
-          figures, errors.sum(), errorSamples, cachedUnreported.sum(), backends, wall, maxLateNanos.get() / 1e6);
+          figures, errors.sum(), errorSamples, cachedUnreported.sum(), backends, wall, maxLateNanos.get() / 1e6,
+          records);
     }
 
     private void report() {
@@ -230,6 +233,10 @@ public final class LoadDriver {
       }
       double ttftModelSeconds = (r.firstContentNanos() - sentNanos) / 1e9 * settings.timeScale();
       figures.record(r.promptTokens(), Math.min(cached, r.promptTokens()), ttftModelSeconds);
+      records.add(
+          new RequestRecord(
+              c.session().index(), c.turn(), (sentNanos - startNanos) / 1e9 * settings.timeScale(),
+              ttftModelSeconds, r.promptTokens(), Math.min(cached, r.promptTokens()), backend));
       if (backend != null) {
         perBackend.computeIfAbsent(backend, b -> new LongAdder()).increment();
       }

@@ -1,6 +1,7 @@
 package dev.kvroute.bench.load;
 
 import dev.kvroute.bench.report.FiguresRecorder;
+import dev.kvroute.bench.report.RequestRecord;
 import java.util.List;
 import java.util.Map;
 
@@ -18,6 +19,7 @@ import java.util.Map;
  * @param wallSeconds wall time from the first scheduled request to the last response's end
  * @param maxSendLateMillis the latest a request was sent after its scheduled wall time (client overload
  *     shows here)
+ * @param requests every completed request, in completion order
  */
 public record LoadResult(
     FiguresRecorder figures,
@@ -26,8 +28,10 @@ public record LoadResult(
     long cachedUnreported,
     Map<String, Long> requestsPerBackend,
     double wallSeconds,
-    double maxSendLateMillis) {
+    double maxSendLateMillis,
+    List<RequestRecord> requests) {
   public LoadResult {
+    requests = List.copyOf(requests);
     errorSamples = List.copyOf(errorSamples);
     requestsPerBackend = Map.copyOf(requestsPerBackend);
   }

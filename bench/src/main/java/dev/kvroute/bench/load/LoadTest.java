@@ -1,5 +1,6 @@
 package dev.kvroute.bench.load;
 
+import dev.kvroute.bench.workload.OpenLoopWorkload;
 import dev.kvroute.bench.workload.Workload;
 import java.io.IOException;
 import java.net.URI;
@@ -31,9 +32,33 @@ public final class LoadTest {
   public static MeasuredRun run(
       Workload workload, LoadSettings settings, List<URI> engines, String label, LoadProgress progress)
       throws IOException, InterruptedException {
+    return measure(engines, label, () -> LoadDriver.run(workload, settings, progress));
+  }
+
+  /**
+   * Sends an open-loop {@code workload} ({@link OpenLoopDriver}) to {@code settings.target()} and
+   * measures it as policy {@code label}.
+   *
+   * @param engines base URLs of the fleet's engines, in fleet order (their {@code /metrics} is read)
+   * @throws IOException if an engine's metrics or the target's model list cannot be read
+   * @throws InterruptedException if interrupted
+   */
+  public static MeasuredRun run(
+      OpenLoopWorkload workload, LoadSettings settings, List<URI> engines, String label, LoadProgress progress)
+      throws IOException, InterruptedException {
+    return measure(engines, label, () -> OpenLoopDriver.run(workload, settings, progress));
+  }
+
+  /** A driver's run between two scrapes of the engines' metrics. */
+  private interface Drive {
+    LoadResult run() throws IOException, InterruptedException;
+  }
+
+  private static MeasuredRun measure(List<URI> engines, String label, Drive drive)
+      throws IOException, InterruptedException {
     HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(10)).build();
     List<EngineMetrics> before = scrape(http, engines);
-    LoadResult load = LoadDriver.run(workload, settings, progress);
+    LoadResult load = drive.run();
     List<EngineMetrics> after = scrape(http, engines);
     List<EngineMetrics> delta = new ArrayList<>();
     List<Double> prefill = new ArrayList<>();

@@ -19,10 +19,23 @@ public record MeasuredRun(PolicyFigures figures, LoadResult load, List<EngineMet
 
   /** The fleet's prefix-cache hit rate from the engines' counters (the cross-check of the usage figure). */
   public double engineHitRate() {
+    return fleet().hitRate();
+  }
+
+  /**
+   * The engines' own mean TTFT (arrival at the engine to first token): the client's TTFT minus the
+   * time spent in the client, the router and the network.
+   */
+  public double engineMeanTtftSeconds() {
+    return fleet().meanTtftSeconds();
+  }
+
+  /** The engines' counters summed. */
+  public EngineMetrics fleet() {
     EngineMetrics sum = EngineMetrics.ZERO;
     for (EngineMetrics e : engines) {
       sum = sum.plus(e);
     }
-    return sum.hitRate();
+    return sum;
   }
 }

@@ -1,5 +1,6 @@
 package dev.kvroute.bench.sim;
 
+import dev.kvroute.bench.report.RequestRecord;
 import dev.kvroute.core.policy.Rule;
 import java.util.EnumMap;
 import java.util.List;
@@ -25,6 +26,7 @@ import java.util.Map;
  *     the chosen one at the decision instant
  * @param lostTokensAtRoute the tokens those requests could have found cached on the best engine
  * @param modelSeconds model time from the start to the end of the last request
+ * @param requests every completed request, in completion order
  */
 public record SimDiagnostics(
     String policy,
@@ -37,8 +39,10 @@ public record SimDiagnostics(
     long staleAtRoute,
     long lostAtRoute,
     long lostTokensAtRoute,
-    double modelSeconds) {
+    double modelSeconds,
+    List<RequestRecord> requests) {
   public SimDiagnostics {
+    requests = List.copyOf(requests);
     rules = Map.copyOf(rules.isEmpty() ? new EnumMap<>(Rule.class) : rules);
     requestsPerReplica = List.copyOf(requestsPerReplica);
   }

@@ -2,6 +2,7 @@ package dev.kvroute.bench.sim;
 
 import dev.kvroute.bench.report.FiguresRecorder;
 import dev.kvroute.bench.report.PolicyFigures;
+import dev.kvroute.bench.report.RequestRecord;
 import dev.kvroute.bench.workload.ChatRequests;
 import dev.kvroute.bench.workload.Conversation;
 import dev.kvroute.bench.workload.Session;
@@ -54,6 +55,7 @@ final class Simulation {
       new PriorityQueue<>(Comparator.comparingLong(ClientEvent::timeNanos).thenComparingLong(ClientEvent::seq));
   private final Map<Long, InFlight> inFlight = new HashMap<>();
   private final FiguresRecorder figures = new FiguresRecorder();
+  private final List<RequestRecord> records = new ArrayList<>();
   private final long[] requestsPerReplica;
   private final java.util.EnumMap<dev.kvroute.core.policy.Rule, Long> rules =
       new java.util.EnumMap<>(dev.kvroute.core.policy.Rule.class);
@@ -62,6 +64,7 @@ final class Simulation {
   private long overPredicted;
   private long underPredicted;
   private int blockSize;
+  private final boolean diagnose;
   private long staleAtRoute;
   private long lostAtRoute;
   private long lostTokensAtRoute;
@@ -91,12 +94,16 @@ final class Simulation {
   /**
    * @param routerFactory builds the policy's router over the fleet, reading time from the given clock
    *     and the engines' true cache state from the given engines (the oracle does)
+   * @param diagnose whether to compare, for every request, the chosen engine's cached prefix with the
+   *     best engine's (costs one prefix lookup per engine and request)
    */
   Simulation(
       Workload workload,
       SingleTokenVocabulary vocabulary,
-      Function<SimFleet, SimRouter> routerFactory) {
+      Function<SimFleet, SimRouter> routerFactory,
+      boolean diagnose) {
     this.workload = workload;
+    this.diagnose = diagnose;
     this.vocabulary = vocabulary;
     EngineConfig config = FleetEngines.config(workload.fleet());
     for (int i = 0; i < workload.fleet().replicas(); i++) {
@@ -154,7 +161,7 @@ final class Simulation {
     }
     return new SimDiagnostics(
         policy, rules, perReplica, predictedCached, actualCached, overPredicted, underPredicted,
-        staleAtRoute, lostAtRoute, lostTokensAtRoute, clock.nanos() / 1e9);
+        staleAtRoute, lostAtRoute, lostTokensAtRoute, clock.nanos() / 1e9, records);
   }
 
   private void send(Conversation conversation) {
@@ -167,15 +174,17 @@ final class Simulation {
     int replica = routed.replica();
     requestsPerReplica[replica]++;
     rules.merge(routed.rule(), 1L, Long::sum);
-    // What the chosen engine and the best engine hold at the decision instant: the index's accuracy.
+    // What the chosen engine (and, with diagnostics, the best engine) holds at the decision instant.
     int atRoute = engines.get(replica).cachedPrefixTokens(routed.promptTokens());
-    int best = 0;
-    for (EngineModel e : engines) {
-      best = Math.max(best, e.cachedPrefixTokens(routed.promptTokens()));
-    }
-    if (best > atRoute + blockSize) {
-      lostAtRoute++;
-      lostTokensAtRoute += best - atRoute;
+    if (diagnose) {
+      int best = 0;
+      for (EngineModel e : engines) {
+        best = Math.max(best, e.cachedPrefixTokens(routed.promptTokens()));
+      }
+      if (best > atRoute + blockSize) {
+        lostAtRoute++;
+        lostTokensAtRoute += best - atRoute;
+      }
     }
     if (routed.predictedCachedTokens() > atRoute + blockSize) {
       staleAtRoute++;
@@ -231,6 +240,10 @@ final class Simulation {
       f.routed.lease().release();
       router.finished(f.routed, f.outputTokens);
       figures.record(f.routed.promptTokens().length, f.cachedTokens, f.ttftNanos / 1e9);
+      records.add(
+          new RequestRecord(
+              f.conversation.session().index(), f.conversation.turn(), f.sentNanos / 1e9, f.ttftNanos / 1e9,
+              f.routed.promptTokens().length, f.cachedTokens, SimPolicies.backendId(replica).name()));
       int predicted = f.routed.predictedCachedTokens();
       predictedCached += predicted;
       actualCached += f.cachedTokens;

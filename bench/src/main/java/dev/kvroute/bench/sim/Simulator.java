@@ -28,6 +28,7 @@ public final class Simulator {
   private final SingleTokenVocabulary vocabulary;
   private final SimPolicies policies;
   private final int threads;
+  private final boolean diagnose;
 
   /**
    * @param tokenizer the prompt tokenizer the router uses (shared, thread-safe)
@@ -37,6 +38,20 @@ public final class Simulator {
    */
   public Simulator(
       PromptTokenizer tokenizer, SingleTokenVocabulary vocabulary, SimPolicies policies, int threads) {
+    this(tokenizer, vocabulary, policies, threads, false);
+  }
+
+  /**
+   * @param diagnose whether {@link SimDiagnostics#lostAtRoute()} is measured (one prefix lookup per
+   *     engine and request; otherwise it is 0)
+   */
+  public Simulator(
+      PromptTokenizer tokenizer,
+      SingleTokenVocabulary vocabulary,
+      SimPolicies policies,
+      int threads,
+      boolean diagnose) {
+    this.diagnose = diagnose;
     this.tokenizer = Objects.requireNonNull(tokenizer, "tokenizer");
     this.vocabulary = Objects.requireNonNull(vocabulary, "vocabulary");
     this.policies = Objects.requireNonNull(policies, "policies");
@@ -66,7 +81,8 @@ public final class Simulator {
   public Result runDetailed(Workload workload, String policy) {
     policies.check(policy);
     Simulation sim =
-        new Simulation(workload, vocabulary, fleet -> policies.router(policy, fleet, tokenizer));
+        new Simulation(
+            workload, vocabulary, fleet -> policies.router(policy, fleet, tokenizer), diagnose);
     PolicyFigures f = sim.run(policy);
     return new Result(f, sim.diagnostics(policy));
   }

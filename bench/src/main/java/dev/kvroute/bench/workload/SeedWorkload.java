@@ -7,6 +7,7 @@ import java.util.List;
 import java.util.Objects;
 import java.util.SplittableRandom;
 import java.util.random.RandomGenerator;
+import java.util.stream.IntStream;
 
 /**
  * Generates the seed scenario from a {@link SeedWorkloadConfig}: {@code replicas × sessionsPerReplica}
@@ -21,7 +22,7 @@ import java.util.random.RandomGenerator;
  * {@link PromptCounter}; the engines' capacity is {@code cacheSessions} times the mean of (last
  * prompt + last reply) over sessions, rounded up to whole blocks.
  *
- * <p>Thread-safe (stateless).
+ * <p>Thread-safe (stateless). {@code counter} is called from several threads at once.
  */
 public final class SeedWorkload {
   /** The name reports use for this workload. */
@@ -41,14 +42,27 @@ public final class SeedWorkload {
     Objects.requireNonNull(words, "words");
     Objects.requireNonNull(counter, "counter");
     SplittableRandom root = new SplittableRandom(config.seed());
-    List<Session> sessions = new ArrayList<>(config.sessions());
-    double finalHistorySum = 0;
+    SplittableRandom[] numbers = new SplittableRandom[config.sessions()];
+    SplittableRandom[] text = new SplittableRandom[config.sessions()];
     for (int i = 0; i < config.sessions(); i++) {
-      SplittableRandom numbers = root.split();
-      SplittableRandom text = root.split();
-      Session session = session(config, i, numbers, text, words);
-      sessions.add(session);
-      finalHistorySum += finalHistoryTokens(session, text, words, counter);
+      numbers[i] = root.split();
+      text[i] = root.split();
+    }
+    // Sessions are independent (each has its own generators), so they are built in parallel; the
+    // result does not depend on the order.
+    Session[] built = new Session[config.sessions()];
+    double[] finalHistory = new double[config.sessions()];
+    IntStream.range(0, config.sessions())
+        .parallel()
+        .forEach(
+            i -> {
+              built[i] = session(config, i, numbers[i], text[i], words);
+              finalHistory[i] = finalHistoryTokens(built[i], text[i], words, counter);
+            });
+    List<Session> sessions = List.of(built);
+    double finalHistorySum = 0;
+    for (double h : finalHistory) {
+      finalHistorySum += h;
     }
     double meanFinal = finalHistorySum / sessions.size();
     long capacity = (long) Math.ceil(config.cacheSessions() * meanFinal);

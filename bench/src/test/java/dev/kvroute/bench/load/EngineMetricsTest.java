@@ -18,9 +18,9 @@ class EngineMetricsTest {
             + "vllm:prefix_cache_queries_total{engine=\"0\",model_name=\"m\"} 1.2e3 1700000000000\n"
             + "vllm:prefix_cache_hits_created{engine=\"0\",model_name=\"m\"} 1.7e9\n";
     EngineMetrics m = EngineMetrics.parse(text);
-    assertThat(m).isEqualTo(new EngineMetrics(13.0, 480.0, 1200.0));
+    assertThat(m).isEqualTo(new EngineMetrics(13.0, 480.0, 1200.0, 0, 0));
     assertThat(m.hitRate()).isEqualTo(0.4);
-    assertThat(m.minus(new EngineMetrics(3, 80, 200))).isEqualTo(new EngineMetrics(10, 400, 1000));
+    assertThat(m.minus(new EngineMetrics(3, 80, 200, 0, 0))).isEqualTo(new EngineMetrics(10, 400, 1000, 0, 0));
   }
 
   @Test

@@ -1,0 +1,163 @@
+package dev.kvroute.bench.cli;
+
+import dev.kvroute.bench.report.ReportDocument;
+import dev.kvroute.bench.report.ReportWriter;
+import dev.kvroute.bench.report.RunReport;
+import dev.kvroute.bench.report.Tables;
+import dev.kvroute.bench.sim.SimDiagnostics;
+import dev.kvroute.bench.sim.SimPolicies;
+import dev.kvroute.bench.sim.Simulator;
+import dev.kvroute.bench.workload.SeedWorkload;
+import dev.kvroute.bench.workload.Workload;
+import dev.kvroute.core.policy.PolicyConfig;
+import dev.kvroute.core.tokenize.PromptTokenizer;
+import dev.kvroute.core.tokenize.SingleTokenVocabulary;
+import dev.kvroute.core.tokenize.Tokenizer;
+import java.io.PrintStream;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.concurrent.Callable;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Option;
+
+/**
+ * {@code kvroute simulate}: replays a workload under each policy in virtual time (router-core's
+ * policies against the mock engine's engine model) and prints the explainer's table. Round-robin and
+ * the oracle are always included as the floor and ceiling references.
+ *
+ * <p>Not thread-safe (a picocli command object).
+ */
+@Command(
+    name = "simulate",
+    mixinStandardHelpOptions = true,
+    description = {
+      "Replay a workload under every routing policy in virtual time and print the explainer's table.",
+      "Example: kvroute simulate --workload seed --json sim.json --markdown sim.md --html sim.html"
+    },
+    sortOptions = false)
+public final class SimulateCommand implements Callable<Integer> {
+  /** Policies simulated by default, the references first and last. */
+  static final List<String> DEFAULT_POLICIES =
+      List.of("round-robin", "sticky", "cache-aware", "cost", "least-loaded", SimPolicies.ORACLE);
+
+  @Option(names = "--workload", paramLabel = "NAME", description = "Workload: seed (default: ${DEFAULT-VALUE}).")
+  String workload = SeedWorkload.NAME;
+
+  @Option(names = "--policies", paramLabel = "P[,P...]", split = ",", description = "Policies to simulate (default: round-robin, sticky, cache-aware, cost, least-loaded, oracle); round-robin and oracle are always added.")
+  List<String> policies = DEFAULT_POLICIES;
+
+  @Option(names = "--threads", paramLabel = "N", description = "Policies simulated at once (default: ${DEFAULT-VALUE}).")
+  int threads = Math.max(1, Math.min(4, Runtime.getRuntime().availableProcessors()));
+
+  @Option(names = "--json", paramLabel = "FILE", description = "Write the figures as JSON (results.json schema).")
+  Path json;
+
+  @Option(names = "--markdown", paramLabel = "FILE", description = "Write the table as Markdown.")
+  Path markdown;
+
+  @Option(names = "--html", paramLabel = "FILE", description = "Write an HTML page with the table and per-replica prefill bars.")
+  Path html;
+
+  @Option(names = "--diagnostics", description = "Also print each policy's rules, requests per replica and index accuracy.")
+  boolean diagnostics;
+
+  @Mixin SeedWorkloadOptions seedOptions;
+
+  @Mixin PolicyOptions policyOptions;
+
+  @Override
+  public Integer call() {
+    if (!SeedWorkload.NAME.equals(workload)) {
+      System.err.println("kvroute simulate: --workload " + workload + " (expected: seed)");
+      return 2;
+    }
+    long t0 = System.nanoTime();
+    PromptTokenizer tokenizer = PromptTokenizer.create(Tokenizer.defaultTokenizer());
+    Workload w = SeedWorkload.generate(seedOptions.config(), tokenizer);
+    long t1 = System.nanoTime();
+    SimPolicies sp = policyOptions.policies();
+    List<String> names = withReferences(policies);
+    Simulator simulator =
+        new Simulator(tokenizer, SingleTokenVocabulary.of(tokenizer.tokenizer()), sp, threads, diagnostics);
+    List<Simulator.Result> results = simulator.runAllDetailed(w, names);
+    List<dev.kvroute.bench.report.PolicyFigures> figures = new ArrayList<>();
+    for (Simulator.Result r : results) {
+      figures.add(r.figures());
+    }
+    RunReport report = new RunReport(w.name(), null, figures);
+    double seconds = (System.nanoTime() - t0) / 1e9;
+
+    PrintStream out = System.out;
+    out.print(Tables.figures(report).plain());
+    out.println();
+    List<String> notes = notes(w, sp.config());
+    for (String n : notes) {
+      out.println(n);
+    }
+    out.printf(
+        Locale.ROOT, "Simulated in %.1f s of wall time (workload generation %.1f s).%n", seconds, (t1 - t0) / 1e9);
+    if (diagnostics) {
+      out.println();
+      for (Simulator.Result r : results) {
+        out.println(describe(r.diagnostics()));
+      }
+    }
+    ReportDocument doc =
+        new ReportDocument("kvroute simulate: " + w.name() + " workload", notes, report, null);
+    if (json != null) {
+      ReportWriter.write(json, ReportWriter.json(report));
+    }
+    if (markdown != null) {
+      ReportWriter.write(markdown, ReportWriter.markdown(doc));
+    }
+    if (html != null) {
+      ReportWriter.write(html, ReportWriter.html(doc));
+    }
+    return 0;
+  }
+
+  /** {@code names} with round-robin first and the oracle last, each once. */
+  static List<String> withReferences(List<String> names) {
+    List<String> out = new ArrayList<>();
+    out.add("round-robin");
+    for (String n : names) {
+      if (!out.contains(n) && !SimPolicies.ORACLE.equals(n)) {
+        out.add(n);
+      }
+    }
+    out.add(SimPolicies.ORACLE);
+    return out;
+  }
+
+  /** The paragraphs that say what was run. */
+  static List<String> notes(Workload w, PolicyConfig c) {
+    List<String> notes = new ArrayList<>();
+    notes.add(
+        String.format(
+            Locale.ROOT,
+            "Workload %s: %d sessions, %d requests, on %d replicas with %,d tokens of KV cache each (%.0f tokens = mean final session history).",
+            w.name(), w.sessions().size(), w.requests(), w.fleet().replicas(), w.fleet().kvCapacityTokens(),
+            w.meanFinalHistoryTokens()));
+    notes.add(
+        String.format(
+            Locale.ROOT,
+            "Engines: fcfs-prefill, prefill %.0f tokens/s + %.3f s per request, decode %.0f tokens/s per request, block %d. "
+                + "cache-aware: load = %s requests, balance abs %d rel %.2f, cache threshold %.2f. oracle = cache-aware on the engines' true caches.",
+            w.fleet().prefillTokensPerSecond(), w.fleet().prefillOverheadSeconds(), w.fleet().decodeTokensPerSecond(),
+            w.fleet().blockSizeTokens(), c.loadMeasure().configName(), c.balanceAbsThreshold(),
+            c.balanceRelThreshold(), c.cacheThreshold()));
+    return notes;
+  }
+
+  static String describe(SimDiagnostics d) {
+    return String.format(
+        Locale.ROOT,
+        "%s: rules %s; requests per replica %s; predicted/actual cached tokens %.3f; stale at route %d, better replica missed %d (%,d tokens); %.0f model s",
+        d.policy(), d.rules(), d.requestsPerReplica(),
+        d.actualCachedTokens() == 0 ? 0 : (double) d.predictedCachedTokens() / d.actualCachedTokens(),
+        d.staleAtRoute(), d.lostAtRoute(), d.lostTokensAtRoute(), d.modelSeconds());
+  }
+}

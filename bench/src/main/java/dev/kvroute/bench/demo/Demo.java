@@ -1,0 +1,159 @@
+package dev.kvroute.bench.demo;
+
+import dev.kvroute.bench.load.LoadProgress;
+import dev.kvroute.bench.load.LoadSettings;
+import dev.kvroute.bench.load.LoadTest;
+import dev.kvroute.bench.load.MeasuredRun;
+import dev.kvroute.bench.report.PolicyFigures;
+import dev.kvroute.bench.report.RunReport;
+import dev.kvroute.bench.sim.SimPolicies;
+import dev.kvroute.bench.sim.Simulator;
+import dev.kvroute.bench.workload.SeedWorkload;
+import dev.kvroute.bench.workload.SeedWorkloadConfig;
+import dev.kvroute.bench.workload.Workload;
+import dev.kvroute.core.tokenize.PromptTokenizer;
+import dev.kvroute.core.tokenize.SingleTokenVocabulary;
+import dev.kvroute.core.tokenize.Tokenizer;
+import dev.kvroute.engine.server.MockEngineServer;
+import java.io.IOException;
+import java.io.PrintStream;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.Objects;
+import java.util.function.Function;
+
+/**
+ * The explainer's experiment end to end: the seed workload through real HTTP, one policy at a time,
+ * each on a fresh bundled fleet (mock engines and a kvroute router in this process, on loopback), with
+ * the simulator's prediction for the same workload and policies beside it.
+ *
+ * <p>Time: the engines run at time scale K, so a run of {@code T} model seconds takes {@code T / K}
+ * wall seconds; the client reports model seconds (wall × K). Because CPU work does not shrink with
+ * K, the demo keeps per-request CPU off the critical path: the workload is generated with the prompt
+ * tokenizer the in-process engines share ({@link MockEngineServer#sharedPromptTokenizer}), and the
+ * router's core uses it too, so long messages are encoded once, before any run; and a short warm-up
+ * run on a throwaway fleet compiles the request path before the first measured run.
+ *
+ * <p>Not thread-safe; one demo at a time per JVM (the engines share one tokenizer).
+ */
+public final class Demo {
+  /** The policies a real router runs in the demo, in table order. */
+  public static final List<String> POLICIES = List.of("round-robin", "sticky", "cache-aware", "cost");
+
+  /**
+   * What to run.
+   *
+   * @param workload the seed workload's parameters
+   * @param policies the routing configuration (the simulator and the routers use the same)
+   * @param policyNames the policies to run for real, in table order
+   * @param timeScale the engines' K
+   * @param simThreads policies simulated at once
+   * @param warmUp whether to run the short warm-up first
+   */
+  public record Settings(
+      SeedWorkloadConfig workload,
+      SimPolicies policies,
+      List<String> policyNames,
+      double timeScale,
+      int simThreads,
+      boolean warmUp) {
+    public Settings {
+      Objects.requireNonNull(workload, "workload");
+      Objects.requireNonNull(policies, "policies");
+      policyNames = List.copyOf(policyNames);
+      if (policyNames.contains(SimPolicies.ORACLE)) {
+        throw new IllegalArgumentException("policies: oracle (expected: policies a real router runs)");
+      }
+      if (!(timeScale > 0)) {
+        throw new IllegalArgumentException("timeScale: " + timeScale + " (expected: > 0)");
+      }
+    }
+  }
+
+  /**
+   * What the demo measured and predicted.
+   *
+   * @param workload the generated workload
+   * @param measured the real runs' figures, in {@code policyNames} order, with the time scale
+   * @param simulated the simulator's figures for the same policies plus {@code oracle}
+   * @param runs each real run's details (engine counters, client errors), in the same order
+   * @param realWallSeconds wall time of the real runs (warm-up included)
+   */
+  public record Result(
+      Workload workload, RunReport measured, RunReport simulated, List<MeasuredRun> runs, double realWallSeconds) {
+    public Result {
+      runs = List.copyOf(runs);
+    }
+  }
+
+  private Demo() {}
+
+  /**
+   * Runs the demo, logging progress to {@code log}.
+   *
+   * @param progress the load driver's progress display for the run of each policy
+   * @throws IOException if an engine or router cannot be read
+   * @throws InterruptedException if interrupted
+   */
+  public static Result run(Settings s, PrintStream log, Function<String, LoadProgress> progress)
+      throws IOException, InterruptedException {
+    PromptTokenizer tokenizer = MockEngineServer.sharedPromptTokenizer(Tokenizer.DEFAULT_ENCODING);
+    Workload w = SeedWorkload.generate(s.workload(), tokenizer);
+    log.printf(
+        Locale.ROOT, "workload %s: %d sessions, %d requests, %d replicas with %,d tokens of KV cache each%n",
+        w.name(), w.sessions().size(), w.requests(), w.fleet().replicas(), w.fleet().kvCapacityTokens());
+
+    List<String> simNames = new ArrayList<>(s.policyNames());
+    simNames.add(SimPolicies.ORACLE);
+    RunReport simulated =
+        new Simulator(tokenizer, SingleTokenVocabulary.of(tokenizer.tokenizer()), s.policies(), s.simThreads())
+            .runAll(w, simNames);
+    log.println("simulator prediction ready");
+
+    long t0 = System.nanoTime();
+    if (s.warmUp()) {
+      warmUp(s, tokenizer, log);
+    }
+    List<MeasuredRun> runs = new ArrayList<>();
+    List<PolicyFigures> figures = new ArrayList<>();
+    for (String policy : s.policyNames()) {
+      try (BundledFleet fleet = BundledFleet.start(w.fleet(), policy, s.policies(), s.timeScale(), tokenizer)) {
+        MeasuredRun run =
+            LoadTest.run(
+                w, LoadSettings.of(fleet.routerUri(), s.timeScale(), null), fleet.engineUris(), policy,
+                progress.apply(policy));
+        runs.add(run);
+        figures.add(run.figures());
+        if (run.load().errors() > 0) {
+          log.printf("%s: %d failed requests, e.g. %s%n", policy, run.load().errors(), run.load().errorSamples());
+        }
+      }
+    }
+    double wall = (System.nanoTime() - t0) / 1e9;
+    return new Result(w, new RunReport(w.name(), s.timeScale(), figures), simulated, runs, wall);
+  }
+
+  /**
+   * A short run on a throwaway fleet so that the JIT has compiled the request path (parsing of long
+   * bodies, tokenizer lookups, index inserts, streaming, the client) before the first measured run:
+   * full-size opening messages like the workload's, but four sessions per replica, two turns each,
+   * short replies and think times.
+   */
+  private static void warmUp(Settings s, PromptTokenizer tokenizer, PrintStream log)
+      throws IOException, InterruptedException {
+    SeedWorkloadConfig c = s.workload();
+    SeedWorkloadConfig warm =
+        new SeedWorkloadConfig(
+            c.replicas(), 4, c.startWindowSeconds(), c.firstMessageMeanTokens(), c.firstMessageSigma(),
+            2, 0, 2, 2, c.userMessageMeanTokens(), c.userMessageSigma(), 50, 0.5, 1, c.cacheSessions(),
+            c.prefillTokensPerSecond(), c.prefillOverheadSeconds(), c.decodeTokensPerSecond(),
+            c.blockSizeTokens(), c.seed() + 1);
+    Workload w = SeedWorkload.generate(warm, tokenizer);
+    long t0 = System.nanoTime();
+    try (BundledFleet fleet = BundledFleet.start(w.fleet(), "cache-aware", s.policies(), s.timeScale(), tokenizer)) {
+      LoadTest.run(w, LoadSettings.of(fleet.routerUri(), s.timeScale(), null), fleet.engineUris(), "warm-up", LoadProgress.none());
+    }
+    log.printf(Locale.ROOT, "warm-up: %d requests in %.1f s%n", w.requests(), (System.nanoTime() - t0) / 1e9);
+  }
+}
