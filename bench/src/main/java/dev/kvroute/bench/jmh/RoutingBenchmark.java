@@ -1,5 +1,7 @@
 package dev.kvroute.bench.jmh;
 
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.kvroute.core.BackendId;
 import dev.kvroute.core.RouterCore;
 import dev.kvroute.core.Ticker;
@@ -47,6 +49,12 @@ import org.openjdk.jmh.annotations.Warmup;
  *   <li>{@code parseAndTokenize}: the first two steps only.
  *   <li>{@code routeTokens}: {@link RouterCore#route(int[], String, java.util.Collection)} on the
  *       already tokenized prompt: the index descent, the policy, the insert and the lease.
+ *   <li>{@code baselineJacksonTree}: a fixed reference that no kvroute change touches: Jackson's
+ *       {@code readTree} of the same body. The machine is shared, so compare each figure with this
+ *       one from the same run rather than with another run's figures.
+ *   <li>{@code baselineUncached}: what a router without a piece cache pays: Jackson's tree of the
+ *       body and every piece of the chat template encoded by the tokenizer, as
+ *       {@link PromptTokenizer} renders it (checked equal at setup).
  * </ul>
  *
  * <p>8 backends x 200K tokens, page 16, default tokenizer ({@code o200k_base}), {@code cache-aware}
@@ -74,6 +82,7 @@ public class RoutingBenchmark {
   private static final long CAPACITY_TOKENS = 200_000;
   private static final int NEW_MESSAGE_TOKENS = 100;
   private static final String SESSION = "session-1";
+  private static final ObjectMapper MAPPER = new ObjectMapper();
 
   /** The router core with the conversation's history already routed, and the request template. */
   @State(Scope.Thread)
@@ -82,6 +91,7 @@ public class RoutingBenchmark {
     public int historyTokens;
 
     RequestParser parser;
+    Tokenizer base;
     PromptTokenizer tokenizer;
     RouterCore core;
     List<BackendId> healthy;
@@ -91,8 +101,8 @@ public class RoutingBenchmark {
     byte[] tail;
 
     @Setup(Level.Trial)
-    public void setUp() throws InvalidRequestException {
-      Tokenizer base = Tokenizer.defaultTokenizer();
+    public void setUp() throws InvalidRequestException, java.io.IOException {
+      base = Tokenizer.defaultTokenizer();
       vocabulary = SingleTokenVocabulary.of(base);
       tokenizer = PromptTokenizer.create(base);
       parser = RequestParser.create();
@@ -125,6 +135,11 @@ public class RoutingBenchmark {
       for (int i = 0; i < 50; i++) { // the history is now cached in a view and in the tokenizer
         RequestView view = parser.parse(Endpoint.CHAT_COMPLETIONS, nextBody(), name -> null);
         core.route(view, healthy).lease().release();
+      }
+      byte[] check = nextBody();
+      int[] expected = tokenizer.tokenize(parser.parse(Endpoint.CHAT_COMPLETIONS, check, name -> null));
+      if (!java.util.Arrays.equals(expected, uncachedTokens(base, check))) {
+        throw new IllegalStateException("baselineUncached renders the prompt differently");
       }
     }
 
@@ -183,6 +198,39 @@ public class RoutingBenchmark {
     RouterCore.Routed routed = fleet.core.route(prompt.tokens, SESSION, fleet.healthy);
     routed.lease().release();
     return routed;
+  }
+
+  @Benchmark
+  public JsonNode baselineJacksonTree(FreshBody request) throws java.io.IOException {
+    return MAPPER.readTree(request.body);
+  }
+
+  @Benchmark
+  public int[] baselineUncached(Fleet fleet, FreshBody request) throws java.io.IOException {
+    return uncachedTokens(fleet.base, request.body);
+  }
+
+  /** The chat template of {@link PromptTokenizer} over a Jackson tree, every piece encoded anew. */
+  static int[] uncachedTokens(Tokenizer base, byte[] body) throws java.io.IOException {
+    JsonNode messages = MAPPER.readTree(body).get("messages");
+    List<int[]> pieces = new ArrayList<>(3 * messages.size() + 1);
+    int total = 0;
+    for (JsonNode m : messages) {
+      pieces.add(base.encode(PromptTokenizer.IM_START + m.get("role").textValue() + "\n"));
+      pieces.add(base.encode(m.get("content").textValue()));
+      pieces.add(base.encode(PromptTokenizer.IM_END));
+      total += pieces.get(pieces.size() - 3).length + pieces.get(pieces.size() - 2).length
+          + pieces.get(pieces.size() - 1).length;
+    }
+    pieces.add(base.encode(PromptTokenizer.GENERATION_PROMPT));
+    total += pieces.get(pieces.size() - 1).length;
+    int[] out = new int[total];
+    int at = 0;
+    for (int[] p : pieces) {
+      System.arraycopy(p, 0, out, at, p.length);
+      at += p.length;
+    }
+    return out;
   }
 
   private static void appendMessage(StringBuilder json, String role, String content) {

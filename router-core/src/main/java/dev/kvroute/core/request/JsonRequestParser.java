@@ -1,12 +1,14 @@
 package dev.kvroute.core.request;
 
 import com.fasterxml.jackson.core.JsonLocation;
+import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.core.JsonProcessingException;
-import com.fasterxml.jackson.databind.DeserializationFeature;
+import com.fasterxml.jackson.core.JsonToken;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.json.JsonMapper;
 import com.fasterxml.jackson.databind.node.JsonNodeType;
+import com.fasterxml.jackson.databind.node.ObjectNode;
 import com.fasterxml.jackson.databind.node.TextNode;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
@@ -18,19 +20,41 @@ import java.util.Locale;
 import java.util.Objects;
 import java.util.function.Function;
 
-/** {@link RequestParser} on a Jackson tree; Jackson types never leave this class. */
+/**
+ * {@link RequestParser} reading the body once, without a whole-body tree; Jackson types never leave
+ * this package.
+ *
+ * <p>The body is read by {@link FastJsonReader} (strict JSON in UTF-8, the common case) or, when
+ * that declines, by Jackson's streaming parser, which is authoritative for every error. The prompt's
+ * strings (a chat message's string {@code content}, a completion {@code prompt} or SGLang
+ * {@code text} string) are not materialised: the reader checks them and leaves them in the body as
+ * spans, and the segment hashes their bytes in place ({@link TextSegment#ofJson}), decoding the text
+ * only if the token cache misses. Every other field routing reads becomes a small Jackson tree and
+ * is checked as a whole-body tree would be, after the whole body has been read (so malformed JSON
+ * anywhere wins over a type error).
+ */
 final class JsonRequestParser implements RequestParser {
-  private static final ObjectMapper MAPPER =
-      JsonMapper.builder().enable(DeserializationFeature.FAIL_ON_TRAILING_TOKENS).build();
+  /** Reads subtrees only; trailing tokens after the body are checked by {@link #requireEnd}. */
+  private static final ObjectMapper MAPPER = JsonMapper.builder().build();
 
   private static final String PROMPT_SHAPES =
       "a string, a list of strings, a list of token ids, or a list of token-id lists";
 
+  /** Strings longer than this many bytes are decoded by Jackson, which enforces its own limit. */
+  private static final int MAX_SKIPPED_STRING_BYTES =
+      MAPPER.getFactory().streamReadConstraints().getMaxStringLength();
+
   private final String sessionHeader;
   private final String[] sessionFieldPath;
   private final String sessionField;
+  private final boolean fastPath;
 
   JsonRequestParser(String sessionHeader, String sessionField) {
+    this(sessionHeader, sessionField, true);
+  }
+
+  /** @param fastPath whether to try {@link FastJsonReader} first (tests compare both paths) */
+  JsonRequestParser(String sessionHeader, String sessionField, boolean fastPath) {
     Objects.requireNonNull(sessionHeader, "sessionHeader");
     Objects.requireNonNull(sessionField, "sessionField");
     if (sessionHeader.isBlank()) {
@@ -43,6 +67,7 @@ final class JsonRequestParser implements RequestParser {
     this.sessionHeader = sessionHeader.toLowerCase(Locale.ROOT);
     this.sessionField = sessionField;
     this.sessionFieldPath = sessionField.split("\\.");
+    this.fastPath = fastPath;
   }
 
   @Override
@@ -51,23 +76,24 @@ final class JsonRequestParser implements RequestParser {
       throws InvalidRequestException {
     Objects.requireNonNull(endpoint, "endpoint");
     Objects.requireNonNull(header, "header");
-    JsonNode root = readTree(body, offset, length);
+    Body b = read(endpoint, body, offset, length);
+    ObjectNode root = b.root;
     List<PromptSegment> segments;
     int maxTokens;
     switch (endpoint) {
       case CHAT_COMPLETIONS:
-        segments = chatSegments(root.get("messages"));
+        segments = chatSegments(b);
         maxTokens = nonNegativeInt(root, "max_completion_tokens");
         if (maxTokens < 0) {
           maxTokens = nonNegativeInt(root, "max_tokens");
         }
         break;
       case COMPLETIONS:
-        segments = List.of(completionPrompt(root.get("prompt")));
+        segments = List.of(completionPrompt(b, root.get("prompt")));
         maxTokens = nonNegativeInt(root, "max_tokens");
         break;
       case SGLANG_GENERATE:
-        segments = List.of(generatePrompt(root));
+        segments = List.of(generatePrompt(b, root));
         maxTokens = sglangMaxNewTokens(root.get("sampling_params"));
         break;
       default:
@@ -82,11 +108,91 @@ final class JsonRequestParser implements RequestParser {
         maxTokens);
   }
 
-  private static JsonNode readTree(byte[] body, int offset, int length)
+  // ---- reading --------------------------------------------------------------------------------
+
+  /** A JSON string left in the body: its content is {@code body[start, end)}. */
+  record Span(int start, int end, boolean escaped) {}
+
+  /** A message object: the fields routing reads; a string content as a {@link Span}. */
+  static final class Message {
+    JsonNode role;
+    JsonNode name;
+    JsonNode content;
+    Span contentSpan;
+    JsonNode toolCalls;
+    JsonNode functionCall;
+  }
+
+  /**
+   * The body as read: every top-level field as a tree, except the streamed prompt, which {@code
+   * root} holds as a placeholder of the same JSON type (an empty array for {@code messages}, an
+   * empty string for a prompt string) so that session-key lookups see the same shapes.
+   */
+  static final class Body {
+    final byte[] bytes;
+    final ObjectNode root = MAPPER.createObjectNode();
+    final PolynomialHasher hasher = new PolynomialHasher();
+    /** {@code messages} as elements ({@link Message} or a non-object {@link JsonNode}), or null. */
+    List<Object> messages;
+    /** The prompt string ({@code prompt} or {@code text}) left in the body, or null. */
+    Span prompt;
+
+    Body(byte[] bytes) {
+      this.bytes = bytes;
+    }
+  }
+
+  private Body read(Endpoint endpoint, byte[] body, int offset, int length)
       throws InvalidRequestException {
-    JsonNode root;
-    try {
-      root = MAPPER.readTree(body, offset, length);
+    String promptField =
+        endpoint == Endpoint.COMPLETIONS
+            ? "prompt"
+            : endpoint == Endpoint.SGLANG_GENERATE ? "text" : null;
+    // A one-step session field naming the prompt string must see its text: keep it a tree then.
+    if (promptField != null
+        && sessionFieldPath.length == 1
+        && sessionFieldPath[0].equals(promptField)) {
+      promptField = null;
+    }
+    if (fastPath) {
+      Body fast = FastJsonReader.read(MAPPER, endpoint, body, offset, length, promptField);
+      if (fast != null) {
+        return fast;
+      }
+    }
+    Body b = new Body(body);
+    try (JsonParser p = MAPPER.createParser(body, offset, length)) {
+      JsonToken t = p.nextToken();
+      if (t == null) {
+        throw new InvalidRequestException("body: empty (expected: a JSON object)", null);
+      }
+      if (t != JsonToken.START_OBJECT) {
+        JsonNode root = p.readValueAsTree();
+        requireEnd(p);
+        throw new InvalidRequestException(
+            "body: expected a JSON object, got " + describe(root), null);
+      }
+      while (p.nextToken() == JsonToken.FIELD_NAME) {
+        String field = p.currentName();
+        t = p.nextToken();
+        if (endpoint == Endpoint.CHAT_COMPLETIONS
+            && t == JsonToken.START_ARRAY
+            && field.equals("messages")) {
+          b.messages = readMessages(p, body, offset, length);
+          b.root.set(field, b.root.arrayNode());
+        } else if (t == JsonToken.VALUE_STRING && field.equals(promptField)) {
+          b.prompt = span(p, body, offset, length);
+          b.root.set(field, b.prompt == null ? TextNode.valueOf(p.getText()) : TextNode.valueOf(""));
+        } else {
+          if (field.equals("messages")) {
+            b.messages = null;
+          } else if (field.equals(promptField)) {
+            b.prompt = null;
+          }
+          b.root.set(field, (JsonNode) p.readValueAsTree());
+        }
+      }
+      requireEnd(p);
     } catch (JsonProcessingException e) {
       JsonLocation at = e.getLocation();
       String where =
@@ -96,43 +202,127 @@ final class JsonRequestParser implements RequestParser {
     } catch (IOException e) {
       throw new InvalidRequestException("body: unreadable: " + e.getMessage(), null);
     }
-    if (root == null || root.isMissingNode()) {
-      throw new InvalidRequestException("body: empty (expected: a JSON object)", null);
-    }
-    if (!root.isObject()) {
-      throw new InvalidRequestException(
-          "body: expected a JSON object, got " + describe(root), null);
-    }
-    return root;
+    return b;
   }
 
-  // ---- chat -----------------------------------------------------------------------------------
+  /** Fails, as a whole-body read with trailing tokens forbidden does, if anything follows. */
+  private static void requireEnd(JsonParser p) throws IOException, InvalidRequestException {
+    JsonToken t = p.nextToken();
+    if (t != null) {
+      JsonLocation at = p.currentTokenLocation();
+      throw new InvalidRequestException(
+          "body: malformed JSON at line " + at.getLineNr() + ", column " + at.getColumnNr()
+              + ": trailing token (" + t.asString() + ") after the JSON value",
+          null);
+    }
+  }
 
-  private static List<PromptSegment> chatSegments(JsonNode messages)
-      throws InvalidRequestException {
-    if (isAbsent(messages)) {
-      throw new InvalidRequestException(
-          "messages: missing (expected: a non-empty array of messages)", "messages");
-    }
-    if (!messages.isArray()) {
-      throw wrongType("messages", "an array of messages", messages);
-    }
-    if (messages.isEmpty()) {
-      throw new InvalidRequestException(
-          "messages: empty (expected: at least one message)", "messages");
-    }
-    List<PromptSegment> out = new ArrayList<>(messages.size());
-    for (int i = 0; i < messages.size(); i++) {
-      out.add(chatMessage(messages.get(i), "messages." + i));
+  /** Reads the elements of the array at the current {@code START_ARRAY}. */
+  private static List<Object> readMessages(JsonParser p, byte[] body, int offset, int length)
+      throws IOException {
+    List<Object> out = new ArrayList<>();
+    JsonToken t;
+    while ((t = p.nextToken()) != JsonToken.END_ARRAY) {
+      if (t == JsonToken.START_OBJECT) {
+        out.add(readMessage(p, body, offset, length));
+      } else {
+        out.add(p.readValueAsTree());
+      }
     }
     return out;
   }
 
-  private static PromptSegment chatMessage(JsonNode m, String at) throws InvalidRequestException {
-    if (!m.isObject()) {
-      throw wrongType(at, "a message object", m);
+  /** Reads the message object at the current {@code START_OBJECT}; other fields are skipped. */
+  private static Message readMessage(JsonParser p, byte[] body, int offset, int length)
+      throws IOException {
+    Message m = new Message();
+    while (p.nextToken() == JsonToken.FIELD_NAME) {
+      String field = p.currentName();
+      JsonToken t = p.nextToken();
+      switch (field) {
+        case "role":
+          m.role = p.readValueAsTree();
+          break;
+        case "name":
+          m.name = p.readValueAsTree();
+          break;
+        case "content":
+          m.contentSpan = t == JsonToken.VALUE_STRING ? span(p, body, offset, length) : null;
+          m.content = m.contentSpan == null ? p.readValueAsTree() : null;
+          break;
+        case "tool_calls":
+          m.toolCalls = p.readValueAsTree();
+          break;
+        case "function_call":
+          m.functionCall = p.readValueAsTree();
+          break;
+        default:
+          p.skipChildren();
+          break;
+      }
     }
-    JsonNode role = m.get("role");
+    return m;
+  }
+
+  /**
+   * The current {@code VALUE_STRING} as a {@link Span}, leaving Jackson to validate and skip it; or
+   * {@code null} when Jackson must decode it instead (it is long enough to meet Jackson's string
+   * length limit, or unterminated). Non-ASCII content is decoded by Jackson here, which checks its
+   * UTF-8 as a tree read would, into Jackson's buffer rather than a {@code String}.
+   */
+  private static Span span(JsonParser p, byte[] body, int offset, int length) throws IOException {
+    int quote = offset + (int) p.currentTokenLocation().getByteOffset();
+    if (quote < offset || quote >= offset + length || body[quote] != '"') {
+      return null;
+    }
+    long scanned = JsonStrings.scan(body, quote + 1, offset + length);
+    if (scanned < 0) {
+      return null;
+    }
+    int end = (int) scanned;
+    if (end - quote - 1 > MAX_SKIPPED_STRING_BYTES) {
+      return null;
+    }
+    if ((scanned & JsonStrings.NON_ASCII) != 0) {
+      p.getTextLength();
+    }
+    return new Span(quote + 1, end, (scanned & JsonStrings.ESCAPED) != 0);
+  }
+
+  private static PromptSegment segment(Body b, String role, Span s) {
+    return TextSegment.ofJson(role, b.bytes, s.start, s.end, s.escaped, b.hasher);
+  }
+
+  // ---- chat -----------------------------------------------------------------------------------
+
+  private static List<PromptSegment> chatSegments(Body b) throws InvalidRequestException {
+    if (b.messages == null) {
+      JsonNode messages = b.root.get("messages");
+      if (isAbsent(messages)) {
+        throw new InvalidRequestException(
+            "messages: missing (expected: a non-empty array of messages)", "messages");
+      }
+      throw wrongType("messages", "an array of messages", messages);
+    }
+    if (b.messages.isEmpty()) {
+      throw new InvalidRequestException(
+          "messages: empty (expected: at least one message)", "messages");
+    }
+    List<PromptSegment> out = new ArrayList<>(b.messages.size());
+    for (int i = 0; i < b.messages.size(); i++) {
+      Object m = b.messages.get(i);
+      String at = "messages." + i;
+      if (!(m instanceof Message)) {
+        throw wrongType(at, "a message object", (JsonNode) m);
+      }
+      out.add(chatMessage(b, (Message) m, at));
+    }
+    return out;
+  }
+
+  private static PromptSegment chatMessage(Body b, Message m, String at)
+      throws InvalidRequestException {
+    JsonNode role = m.role;
     if (isAbsent(role)) {
       throw new InvalidRequestException(
           at + ".role: missing (expected: a string such as user or assistant)", at + ".role");
@@ -140,16 +330,27 @@ final class JsonRequestParser implements RequestParser {
     if (!role.isTextual()) {
       throw wrongType(at + ".role", "a string", role);
     }
+    if (m.contentSpan != null
+        && isAbsent(m.name)
+        && isAbsent(m.toolCalls)
+        && isAbsent(m.functionCall)) {
+      return segment(b, role.textValue(), m.contentSpan);
+    }
     StringBuilder text = new StringBuilder();
-    JsonNode name = m.get("name");
+    JsonNode name = m.name;
     if (!isAbsent(name)) {
       if (!name.isTextual()) {
         throw wrongType(at + ".name", "a string", name);
       }
       text.append(name.textValue()).append(": ");
     }
-    appendContent(text, m.get("content"), at + ".content");
-    JsonNode toolCalls = m.get("tool_calls");
+    if (m.contentSpan != null) {
+      Span s = m.contentSpan;
+      text.append(JsonStrings.decode(b.bytes, s.start, s.end));
+    } else {
+      appendContent(text, m.content, at + ".content");
+    }
+    JsonNode toolCalls = m.toolCalls;
     if (!isAbsent(toolCalls)) {
       if (!toolCalls.isArray()) {
         throw wrongType(at + ".tool_calls", "an array of tool calls", toolCalls);
@@ -163,7 +364,7 @@ final class JsonRequestParser implements RequestParser {
         appendFunctionCall(text, call.get("function"), callAt + ".function");
       }
     }
-    JsonNode functionCall = m.get("function_call");
+    JsonNode functionCall = m.functionCall;
     if (!isAbsent(functionCall)) {
       appendFunctionCall(text, functionCall, at + ".function_call");
     }
@@ -290,15 +491,17 @@ final class JsonRequestParser implements RequestParser {
 
   // ---- completions and SGLang -----------------------------------------------------------------
 
-  private static PromptSegment completionPrompt(JsonNode prompt) throws InvalidRequestException {
+  private static PromptSegment completionPrompt(Body b, JsonNode prompt)
+      throws InvalidRequestException {
     if (isAbsent(prompt)) {
       throw new InvalidRequestException(
           "prompt: missing (expected: " + PROMPT_SHAPES + ")", "prompt");
     }
-    return promptOf(prompt, "prompt", PROMPT_SHAPES);
+    return promptOf(b, prompt, "prompt", PROMPT_SHAPES);
   }
 
-  private static PromptSegment generatePrompt(JsonNode root) throws InvalidRequestException {
+  private static PromptSegment generatePrompt(Body b, JsonNode root)
+      throws InvalidRequestException {
     JsonNode text = root.get("text");
     JsonNode ids = root.get("input_ids");
     if (!isAbsent(text) && !isAbsent(ids)) {
@@ -309,23 +512,28 @@ final class JsonRequestParser implements RequestParser {
       if (!text.isTextual() && !(text.isArray() && (text.isEmpty() || text.get(0).isTextual()))) {
         throw wrongType("text", "a string or a list of strings", text);
       }
-      return promptOf(text, "text", "a string or a list of strings");
+      return promptOf(b, text, "text", "a string or a list of strings");
     }
     if (!isAbsent(ids)) {
       if (!ids.isArray() || (!ids.isEmpty() && ids.get(0).isTextual())) {
         throw wrongType("input_ids", "a list of token ids or a list of token-id lists", ids);
       }
-      return promptOf(ids, "input_ids", "a list of token ids or a list of token-id lists");
+      return promptOf(b, ids, "input_ids", "a list of token ids or a list of token-id lists");
     }
     throw new InvalidRequestException(
         "text: missing (expected: text or input_ids)", "text");
   }
 
-  /** A prompt given as a string, strings, token ids, or token-id lists; a batch gives its first. */
-  private static PromptSegment promptOf(JsonNode prompt, String at, String shapes)
+  /**
+   * A prompt given as a string (the streamed {@link Body#prompt} when there is one), strings, token
+   * ids, or token-id lists; a batch gives its first.
+   */
+  private static PromptSegment promptOf(Body b, JsonNode prompt, String at, String shapes)
       throws InvalidRequestException {
     if (prompt.isTextual()) {
-      return PromptSegment.text(null, prompt.textValue());
+      return b.prompt != null
+          ? segment(b, null, b.prompt)
+          : PromptSegment.text(null, prompt.textValue());
     }
     if (!prompt.isArray()) {
       throw wrongType(at, shapes, prompt);

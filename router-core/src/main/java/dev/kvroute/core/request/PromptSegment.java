@@ -1,62 +1,59 @@
 package dev.kvroute.core.request;
 
-import java.util.Arrays;
-import java.util.Objects;
-
 /**
  * One ordered piece of a prompt as the router sees it: a chat message (role plus its text), a text
  * prompt, or a prompt already given as token ids. Segments are tokenized one by one and cached by
- * content, so the tokens of a prompt are the concatenation of its segments' tokens.
+ * {@link #textHash() content hash}, so the tokens of a prompt are the concatenation of its segments'
+ * tokens.
  *
- * <p>Immutable and thread-safe (the token array is never modified after construction).
+ * <p>A text segment read by {@link RequestParser} from a request body refers to the body's bytes and
+ * decodes its text only when {@link #text()} is first called (the token cache needs the text only
+ * on a miss); its hash is computed while parsing. The body must therefore stay unchanged until then:
+ * if it has changed, {@link #text()} throws {@link IllegalStateException} rather than return other
+ * text. Segments made by {@link #text(String, String)} hold their text.
  *
- * @param role chat role ({@code system}, {@code user}, {@code assistant}, {@code tool}...), or
- *     {@code null} for completion prompts
- * @param text the segment's text as it is tokenized (for chat: content parts joined, tool calls and
- *     names rendered, image URLs included so different images differ), or {@code null} when
- *     {@code tokenIds} is given
- * @param tokenIds token ids given by the client, used as they are; {@code null} for text
+ * <p>Two segments are equal when their roles are equal and either both are text with equal
+ * {@link TextHash} (equal texts, up to the collision bound given there) or both are token ids equal
+ * by content. Immutable and thread-safe (token arrays are never modified after construction; a
+ * decoded text is kept once decoded).
  */
-public record PromptSegment(String role, String text, int[] tokenIds) {
-  /** @throws IllegalArgumentException unless exactly one of {@code text} and {@code tokenIds} is given */
-  public PromptSegment {
-    if ((text == null) == (tokenIds == null)) {
-      throw new IllegalArgumentException("exactly one of text and tokenIds must be given");
-    }
+public interface PromptSegment {
+  /**
+   * A text segment holding {@code text}.
+   *
+   * @param role chat role ({@code system}, {@code user}, {@code assistant}, {@code tool}...), or
+   *     {@code null} for completion prompts
+   * @param text the text as it is tokenized
+   */
+  static PromptSegment text(String role, String text) {
+    return TextSegment.of(role, text);
   }
 
-  /** A text segment; {@code role} is {@code null} for completion prompts. */
-  public static PromptSegment text(String role, String text) {
-    return new PromptSegment(role, Objects.requireNonNull(text, "text"), null);
+  /** A segment of client-given token ids, used as they are; the array is not copied. */
+  static PromptSegment tokens(int[] tokenIds) {
+    return new TokenSegment(tokenIds);
   }
 
-  /** A segment of client-given token ids, used as they are. */
-  public static PromptSegment tokens(int[] tokenIds) {
-    return new PromptSegment(null, null, Objects.requireNonNull(tokenIds, "tokenIds"));
-  }
+  /** The chat role, or {@code null} for completion prompts and token-id segments. */
+  String role();
 
-  /** Equal when role, text and token ids (by content) are equal. */
-  @Override
-  public boolean equals(Object o) {
-    return o instanceof PromptSegment p
-        && Objects.equals(role, p.role)
-        && Objects.equals(text, p.text)
-        && Arrays.equals(tokenIds, p.tokenIds);
-  }
+  /**
+   * The segment's text as it is tokenized (for chat: content parts joined, tool calls and names
+   * rendered, media markers included), or {@code null} for a token-id segment.
+   *
+   * @throws IllegalStateException if the segment was parsed from a body whose bytes have changed
+   *     since
+   */
+  String text();
 
-  @Override
-  public int hashCode() {
-    return Objects.hash(role, text) * 31 + Arrays.hashCode(tokenIds);
-  }
+  /** The hash of {@link #text()}, computed without decoding it; {@code null} for token ids. */
+  TextHash textHash();
 
-  @Override
-  public String toString() {
-    return "PromptSegment[role=" + role + ", "
-        + (tokenIds != null ? tokenIds.length + " token ids" : "text=" + text) + "]";
-  }
+  /** The client-given token ids (not a copy; do not modify), or {@code null} for text. */
+  int[] tokenIds();
 
   /** Whether this segment is given as token ids rather than text. */
-  public boolean isTokens() {
-    return tokenIds != null;
+  default boolean isTokens() {
+    return tokenIds() != null;
   }
 }

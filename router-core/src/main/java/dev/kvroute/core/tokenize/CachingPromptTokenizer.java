@@ -5,16 +5,26 @@ import com.github.benmanes.caffeine.cache.Caffeine;
 import dev.kvroute.core.request.Endpoint;
 import dev.kvroute.core.request.PromptSegment;
 import dev.kvroute.core.request.RequestView;
+import dev.kvroute.core.request.TextHash;
 import java.util.List;
+import java.util.Map;
 import java.util.Objects;
 
-/** {@link PromptTokenizer} with a Caffeine piece cache bounded by estimated bytes. */
+/**
+ * {@link PromptTokenizer} with a Caffeine piece cache keyed by {@link TextHash} and bounded by
+ * estimated bytes. A piece's text is asked for (and, for a segment parsed from a body, decoded) only
+ * on a miss.
+ */
 final class CachingPromptTokenizer implements PromptTokenizer {
-  private static final int PIECE_OVERHEAD_BYTES = 64;
-  private static final int[] NO_TOKENS = new int[0];
+  /** Per cached piece besides its tokens: key, Caffeine node and array header, rounded up. */
+  static final int PIECE_OVERHEAD_BYTES = 128;
+
+  private static final List<String> COMMON_ROLES =
+      List.of("system", "developer", "user", "assistant", "tool", "function");
 
   private final Tokenizer tokenizer;
-  private final Cache<String, int[]> cache;
+  private final Cache<TextHash, int[]> cache;
+  private final Map<String, int[]> commonHeaders;
   private final int[] imEnd;
   private final int[] generationPrompt;
 
@@ -30,13 +40,21 @@ final class CachingPromptTokenizer implements PromptTokenizer {
             .weigher(CachingPromptTokenizer::weigh)
             .executor(Runnable::run)
             .build();
+    Map<String, int[]> headers = new java.util.HashMap<>();
+    for (String role : COMMON_ROLES) {
+      headers.put(role, tokenizer.encode(header(role)));
+    }
+    this.commonHeaders = Map.copyOf(headers);
     this.imEnd = tokenizer.encode(IM_END);
     this.generationPrompt = tokenizer.encode(GENERATION_PROMPT);
   }
 
-  private static int weigh(String piece, int[] tokens) {
-    long bytes = 2L * piece.length() + 4L * tokens.length + PIECE_OVERHEAD_BYTES;
-    return (int) Math.min(Integer.MAX_VALUE, bytes);
+  private static int weigh(TextHash key, int[] tokens) {
+    return (int) Math.min(Integer.MAX_VALUE, 4L * tokens.length + PIECE_OVERHEAD_BYTES);
+  }
+
+  private static String header(String role) {
+    return IM_START + role + "\n";
   }
 
   @Override
@@ -53,13 +71,12 @@ final class CachingPromptTokenizer implements PromptTokenizer {
     long total = 0;
     for (PromptSegment s : segments) {
       if (chat) {
-        String role = s.role() == null ? "user" : s.role();
-        pieces[n++] = cached(IM_START + role + "\n");
-        pieces[n++] = s.isTokens() ? s.tokenIds() : cached(s.text());
+        pieces[n++] = headerTokens(s.role() == null ? "user" : s.role());
+        pieces[n++] = tokens(s);
         pieces[n++] = imEnd;
         total += pieces[n - 3].length + pieces[n - 2].length + imEnd.length;
       } else {
-        pieces[n] = s.isTokens() ? s.tokenIds() : cached(s.text());
+        pieces[n] = tokens(s);
         total += pieces[n++].length;
       }
     }
@@ -79,16 +96,26 @@ final class CachingPromptTokenizer implements PromptTokenizer {
     return out;
   }
 
-  @Override
-  public int[] encode(String piece) {
-    return cached(piece).clone();
+  /** A segment's tokens: its ids as given, or its text's tokens through the cache. */
+  private int[] tokens(PromptSegment s) {
+    if (s.isTokens()) {
+      return s.tokenIds();
+    }
+    return cache.get(s.textHash(), k -> tokenizer.encode(s.text()));
   }
 
-  private int[] cached(String piece) {
-    if (piece.isEmpty()) {
-      return NO_TOKENS;
+  private int[] headerTokens(String role) {
+    int[] common = commonHeaders.get(role);
+    if (common != null) {
+      return common;
     }
-    return cache.get(piece, tokenizer::encode);
+    String header = header(role);
+    return cache.get(TextHash.of(header), k -> tokenizer.encode(header));
+  }
+
+  @Override
+  public int[] encode(String piece) {
+    return cache.get(TextHash.of(piece), k -> tokenizer.encode(piece)).clone();
   }
 
   @Override

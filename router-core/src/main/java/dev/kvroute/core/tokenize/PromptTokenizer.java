@@ -20,10 +20,14 @@ import java.util.List;
  *       segments used as given. Segments are concatenated in order.
  * </ul>
  *
- * <p>Every text piece (role header, message text, end marker, completion prompt) is encoded once
- * and kept in a bounded cache keyed by the piece's full content (no hash collisions can change a
- * result), so a multi-turn request with a long history only encodes its newest message. The cache
- * is bounded by an estimate of its heap bytes ({@code 2 × chars + 4 × tokens + 64} per piece).
+ * <p>Every text piece (role header, message text, completion prompt) is encoded once and kept in a
+ * bounded cache keyed by the {@link TextHash} of its text, so a multi-turn request with a long
+ * history only encodes its newest message, and a hit needs neither the text nor a comparison with
+ * it: a segment parsed from a request body is hashed in place and decoded only on a miss. Two
+ * different pieces share a key with probability below {@code 10^-27} (the bound is in
+ * {@link TextHash}); the cache holds no text. It is bounded by an estimate of its heap bytes
+ * ({@code 4 × tokens + 128} per piece). The headers of the common roles and the fixed markers are
+ * encoded once at construction.
  *
  * <p>Thread-safe.
  */
@@ -52,7 +56,7 @@ public interface PromptTokenizer {
   /** The underlying tokenizer. */
   Tokenizer tokenizer();
 
-  /** Pieces currently cached; for metrics and tests. */
+  /** Text pieces currently in the cache (not counting the fixed markers); for metrics and tests. */
   long cachedPieces();
 
   /** A prompt tokenizer over {@code tokenizer} with a {@link #DEFAULT_CACHE_BYTES} piece cache. */

@@ -4,8 +4,11 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.kvroute.core.request.Endpoint;
+import dev.kvroute.core.request.InvalidRequestException;
 import dev.kvroute.core.request.PromptSegment;
+import dev.kvroute.core.request.RequestParser;
 import dev.kvroute.core.request.RequestView;
+import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.ConcurrentHashMap;
@@ -136,8 +139,96 @@ class PromptTokenizerTest {
     for (int i = 0; i < 500; i++) {
       pt.encode("piece number " + i);
     }
-    // each piece weighs at least 64 + 2*14 bytes
-    assertThat(pt.cachedPieces()).isLessThan(10_000 / 92 + 1);
+    // each piece weighs 4 bytes per token + 128
+    assertThat(pt.cachedPieces()).isPositive().isLessThanOrEqualTo(10_000 / 128);
+  }
+
+  private static final RequestParser PARSER = RequestParser.create();
+
+  private static RequestView parse(String json) throws InvalidRequestException {
+    return PARSER.parse(Endpoint.CHAT_COMPLETIONS, json.getBytes(StandardCharsets.UTF_8), n -> null);
+  }
+
+  private static String body(String... contents) {
+    StringBuilder sb = new StringBuilder("{\"messages\":[");
+    for (int i = 0; i < contents.length; i++) {
+      sb.append(i == 0 ? "" : ",").append("{\"role\":\"").append(i % 2 == 0 ? "user" : "assistant")
+          .append("\",\"content\":\"").append(contents[i]).append("\"}");
+    }
+    return sb.append("]}").toString();
+  }
+
+  @Test
+  void parsedBodiesGiveTheSameTokensCachedAndUncached() throws Exception {
+    PromptTokenizer cached = PromptTokenizer.create(BASE);
+    PromptTokenizer uncached = PromptTokenizer.create(BASE, 0);
+    String json = body("caf\\u00e9 \\\"quoted\\\" line\\nbreak", "😀 \\ud83d\\ude00 tab\\t", "x".repeat(5_000), "");
+    RequestView v = parse(json);
+    int[] expected = concat(
+        BASE.encode("<|im_start|>user\n"), BASE.encode("café \"quoted\" line\nbreak"), BASE.encode("<|im_end|>\n"),
+        BASE.encode("<|im_start|>assistant\n"), BASE.encode("😀 😀 tab\t"), BASE.encode("<|im_end|>\n"),
+        BASE.encode("<|im_start|>user\n"), BASE.encode("x".repeat(5_000)), BASE.encode("<|im_end|>\n"),
+        BASE.encode("<|im_start|>assistant\n"), BASE.encode("<|im_end|>\n"),
+        BASE.encode("<|im_start|>assistant\n"));
+    assertThat(uncached.tokenize(v)).containsExactly(expected);
+    assertThat(cached.tokenize(v)).containsExactly(expected); // misses
+    assertThat(cached.tokenize(parse(json))).containsExactly(expected); // hits
+    assertThat(uncached.cachedPieces()).isZero();
+  }
+
+  @Test
+  void sameTextEscapedOrNotSharesOneCacheEntry() throws Exception {
+    CountingTokenizer counting = new CountingTokenizer();
+    PromptTokenizer pt = PromptTokenizer.create(counting);
+    int[] raw = pt.tokenize(parse(body("café 😀 \\\\n"))); // JSON \\n: a backslash and an n
+    int[] escaped = pt.tokenize(parse(body("caf\\u00e9 \\ud83d\\ude00 \\u005cn")));
+    int[] given = pt.tokenize(chat(PromptSegment.text("user", "café 😀 \\n")));
+    assertThat(escaped).containsExactly(raw);
+    assertThat(given).containsExactly(raw);
+    assertThat(counting.calls("café 😀 \\n")).isEqualTo(1);
+  }
+
+  @Test
+  void cacheHitsNeverDecodeTheBody() throws Exception {
+    CountingTokenizer counting = new CountingTokenizer();
+    PromptTokenizer pt = PromptTokenizer.create(counting);
+    String history = "a long history message";
+    pt.tokenize(parse(body(history)));
+    byte[] next = body(history, "a new reply").getBytes(StandardCharsets.UTF_8);
+    RequestView view = PARSER.parse(Endpoint.CHAT_COMPLETIONS, next, n -> null);
+    // Overwrite the cached message's bytes: a hit must not need them.
+    int at = new String(next, StandardCharsets.ISO_8859_1).indexOf(history);
+    java.util.Arrays.fill(next, at, at + history.length(), (byte) 'z');
+    int[] tokens = pt.tokenize(view);
+    assertThat(tokens).containsExactly(
+        PromptTokenizer.create(BASE, 0).tokenize(parse(body(history, "a new reply"))));
+    assertThat(counting.calls(history)).isEqualTo(1);
+    assertThat(counting.calls("a new reply")).isEqualTo(1);
+  }
+
+  @Test
+  void aMissOnABodyChangedSinceParsingFailsRatherThanTokenizeOtherText() throws Exception {
+    PromptTokenizer pt = PromptTokenizer.create(BASE);
+    byte[] bytes = body("never seen before").getBytes(StandardCharsets.UTF_8);
+    RequestView view = PARSER.parse(Endpoint.CHAT_COMPLETIONS, bytes, n -> null);
+    int at = new String(bytes, StandardCharsets.ISO_8859_1).indexOf("never");
+    bytes[at] = 'N';
+    assertThatThrownBy(() -> pt.tokenize(view))
+        .isInstanceOf(IllegalStateException.class)
+        .hasMessageContaining("request body changed after parsing");
+  }
+
+  @Test
+  void differentPiecesOfEqualLengthGetTheirOwnTokens() {
+    PromptTokenizer pt = PromptTokenizer.create(BASE);
+    for (int i = 0; i < 2_000; i++) {
+      String piece = String.format("piece %04d", i);
+      assertThat(pt.encode(piece)).as(piece).containsExactly(BASE.encode(piece));
+    }
+    for (int i = 0; i < 2_000; i++) { // now from the cache
+      String piece = String.format("piece %04d", i);
+      assertThat(pt.encode(piece)).as(piece).containsExactly(BASE.encode(piece));
+    }
   }
 
   @Test

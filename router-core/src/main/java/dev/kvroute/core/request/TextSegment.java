@@ -1,0 +1,102 @@
+package dev.kvroute.core.request;
+
+import java.util.Objects;
+
+/**
+ * A text {@link PromptSegment}: either holding its text, or referring to a JSON string in a request
+ * body (the bytes between its quotes) and decoding it on first use.
+ */
+final class TextSegment implements PromptSegment {
+  private final String role;
+  private final TextHash hash;
+  private final byte[] body;
+  private final int start;
+  private final int end;
+  private final boolean escaped;
+  /** The text; for a body segment {@code null} until decoded (racy single-check: a String is safe). */
+  private String text;
+
+  private TextSegment(
+      String role, TextHash hash, String text, byte[] body, int start, int end, boolean escaped) {
+    this.role = role;
+    this.hash = hash;
+    this.text = text;
+    this.body = body;
+    this.start = start;
+    this.end = end;
+    this.escaped = escaped;
+  }
+
+  static TextSegment of(String role, String text) {
+    Objects.requireNonNull(text, "text");
+    return new TextSegment(role, TextHash.of(text), text, null, 0, 0, false);
+  }
+
+  /**
+   * A segment for the JSON string whose content lies in {@code body[start, end)} (between its
+   * quotes), already validated by the JSON parser.
+   *
+   * @param escaped whether the content holds a backslash escape
+   */
+  static TextSegment ofJson(
+      String role, byte[] body, int start, int end, boolean escaped, PolynomialHasher hasher) {
+    return new TextSegment(
+        role, JsonStrings.hash(body, start, end, escaped, hasher), null, body, start, end, escaped);
+  }
+
+  @Override
+  public String role() {
+    return role;
+  }
+
+  @Override
+  public String text() {
+    String t = text;
+    if (t == null) {
+      if (!JsonStrings.hash(body, start, end, escaped, new PolynomialHasher()).equals(hash)) {
+        throw new IllegalStateException(
+            "request body changed after parsing (expected: its bytes unchanged while the view is"
+                + " in use)");
+      }
+      t = JsonStrings.decode(body, start, end);
+      text = t;
+    }
+    return t;
+  }
+
+  @Override
+  public TextHash textHash() {
+    return hash;
+  }
+
+  @Override
+  public int[] tokenIds() {
+    return null;
+  }
+
+  @Override
+  public boolean isTokens() {
+    return false;
+  }
+
+  @Override
+  public boolean equals(Object o) {
+    return o instanceof TextSegment s && Objects.equals(role, s.role) && hash.equals(s.hash);
+  }
+
+  @Override
+  public int hashCode() {
+    return Objects.hashCode(role) * 31 + hash.hashCode();
+  }
+
+  @Override
+  public String toString() {
+    String t;
+    try {
+      t = text();
+    } catch (IllegalStateException e) {
+      t = "<" + (end - start) + " bytes of a changed body>";
+    }
+    return "PromptSegment[role=" + role + ", text=" + t + "]";
+  }
+}
