@@ -8,6 +8,8 @@ import dev.kvroute.bench.report.ReportDocument;
 import dev.kvroute.bench.report.ReportWriter;
 import dev.kvroute.bench.report.RunReport;
 import dev.kvroute.bench.report.Tables;
+import dev.kvroute.bench.trace.MooncakeReplay;
+import dev.kvroute.bench.trace.MooncakeWorkload;
 import dev.kvroute.bench.workload.SeedWorkload;
 import dev.kvroute.bench.workload.Workload;
 import dev.kvroute.core.tokenize.PromptTokenizer;
@@ -42,14 +44,20 @@ import picocli.CommandLine.Option;
     sortOptions = false)
 public final class LoadtestCommand implements Callable<Integer> {
 
-  @Option(names = "--target", required = true, paramLabel = "URL", description = "Base URL of the router.")
+  @Option(names = "--target", paramLabel = "URL", description = "Base URL of the router (required, except for --workload mooncake, which without it runs each of --policies on a fresh bundled fleet).")
   URI target;
 
-  @Option(names = "--engines", required = true, split = ",", paramLabel = "URL[,URL...]", description = "Base URLs of the engines behind it, in order (their /metrics gives prefill seconds).")
+  @Option(names = "--engines", split = ",", paramLabel = "URL[,URL...]", description = "Base URLs of the engines behind it, in order (their /metrics gives prefill seconds); required with --target.")
   List<URI> engines;
 
-  @Option(names = "--workload", paramLabel = "NAME", description = "Workload: seed (default: ${DEFAULT-VALUE}).")
+  @Option(names = "--workload", paramLabel = "NAME", description = "Workload: seed, or mooncake (the Mooncake conversation trace; see the mooncake flags) (default: ${DEFAULT-VALUE}).")
   String workload = SeedWorkload.NAME;
+
+  @Option(names = "--policies", split = ",", paramLabel = "P[,P...]", description = "mooncake without --target: policies to run, each on a fresh bundled fleet (default: round-robin, cache-aware, cost).")
+  List<String> policies = MooncakeReplay.REAL_POLICIES;
+
+  @Option(names = "--no-warm-up", description = "mooncake without --target: skip the short warm-up run before the first measured run.")
+  boolean noWarmUp;
 
   @Option(names = "--time-scale", paramLabel = "K", description = "The engines' time scale: model seconds per wall second (1 for a real fleet; default: ${DEFAULT-VALUE}).")
   double timeScale = 1;
@@ -74,10 +82,28 @@ public final class LoadtestCommand implements Callable<Integer> {
 
   @Mixin SeedWorkloadOptions seedOptions;
 
+  @Mixin PolicyOptions policyOptions;
+
+  @Mixin MooncakeOptions mooncakeOptions;
+
   @Override
   public Integer call() throws Exception {
+    if ((target == null) != (engines == null)) {
+      System.err.println("kvroute loadtest: --target and --engines go together");
+      return 2;
+    }
+    if (MooncakeWorkload.NAME.equals(workload)) {
+      return MooncakeCommands.loadtest(
+          mooncakeOptions.config(seedOptions.config()), mooncakeOptions.tracePath(), policyOptions.policies(), policies,
+          target, engines, label, model, timeScale, Duration.ofSeconds(timeoutSeconds), !noWarmUp,
+          Math.max(1, Runtime.getRuntime().availableProcessors()), new MooncakeCommands.Outputs(json, markdown, html));
+    }
     if (!SeedWorkload.NAME.equals(workload)) {
-      System.err.println("kvroute loadtest: --workload " + workload + " (expected: seed)");
+      System.err.println("kvroute loadtest: --workload " + workload + " (expected: seed or mooncake)");
+      return 2;
+    }
+    if (target == null) {
+      System.err.println("kvroute loadtest: --target and --engines are required for --workload seed (kvroute demo runs it on a bundled fleet)");
       return 2;
     }
     PromptTokenizer tokenizer = PromptTokenizer.create(Tokenizer.defaultTokenizer());

@@ -7,6 +7,7 @@ import dev.kvroute.bench.report.Tables;
 import dev.kvroute.bench.sim.SimDiagnostics;
 import dev.kvroute.bench.sim.SimPolicies;
 import dev.kvroute.bench.sim.Simulator;
+import dev.kvroute.bench.trace.MooncakeWorkload;
 import dev.kvroute.bench.workload.SeedWorkload;
 import dev.kvroute.bench.workload.Workload;
 import dev.kvroute.core.policy.PolicyConfig;
@@ -43,7 +44,7 @@ public final class SimulateCommand implements Callable<Integer> {
   static final List<String> DEFAULT_POLICIES =
       List.of("round-robin", "sticky", "cache-aware", "cost", "least-loaded", SimPolicies.ORACLE);
 
-  @Option(names = "--workload", paramLabel = "NAME", description = "Workload: seed (default: ${DEFAULT-VALUE}).")
+  @Option(names = "--workload", paramLabel = "NAME", description = "Workload: seed, or mooncake (the Mooncake conversation trace; see the mooncake flags) (default: ${DEFAULT-VALUE}).")
   String workload = SeedWorkload.NAME;
 
   @Option(names = "--policies", paramLabel = "P[,P...]", split = ",", description = "Policies to simulate (default: round-robin, sticky, cache-aware, cost, least-loaded, oracle); round-robin and oracle are always added.")
@@ -68,10 +69,17 @@ public final class SimulateCommand implements Callable<Integer> {
 
   @Mixin PolicyOptions policyOptions;
 
+  @Mixin MooncakeOptions mooncakeOptions;
+
   @Override
-  public Integer call() {
+  public Integer call() throws java.io.IOException {
+    if (MooncakeWorkload.NAME.equals(workload)) {
+      return MooncakeCommands.simulate(
+          mooncakeOptions.config(seedOptions.config()), mooncakeOptions.tracePath(), policyOptions.policies(),
+          withReferences(policies), threads, diagnostics, new MooncakeCommands.Outputs(json, markdown, html));
+    }
     if (!SeedWorkload.NAME.equals(workload)) {
-      System.err.println("kvroute simulate: --workload " + workload + " (expected: seed)");
+      System.err.println("kvroute simulate: --workload " + workload + " (expected: seed or mooncake)");
       return 2;
     }
     long t0 = System.nanoTime();

@@ -45,6 +45,7 @@ final class OpenLoopSimulation {
   private final long[] nextEvent;
   private final EnumMap<Rule, Long> rules = new EnumMap<>(Rule.class);
   private long predictedCached;
+  private long actualCached;
   private long lastFinishNanos;
 
   private static final class InFlight {
@@ -124,7 +125,7 @@ final class OpenLoopSimulation {
     for (long r : requestsPerReplica) {
       perReplica.add(r);
     }
-    return new OpenLoopSimulator.Details(rules, perReplica, predictedCached, lastFinishNanos / 1e9);
+    return new OpenLoopSimulator.Details(rules, perReplica, predictedCached, actualCached, lastFinishNanos / 1e9);
   }
 
   private void send(int index) {
@@ -190,6 +191,7 @@ final class OpenLoopSimulation {
       f.routed.lease().release();
       router.finished(f.routed, f.outputTokens);
       figures.record(f.routed.promptTokens().length, f.cachedTokens, f.ttftNanos / 1e9);
+      actualCached += f.cachedTokens;
       lastFinishNanos = Math.max(lastFinishNanos, nowNanos);
     }
   }

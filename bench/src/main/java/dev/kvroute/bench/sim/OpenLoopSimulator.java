@@ -57,10 +57,15 @@ public final class OpenLoopSimulator {
    * @param rules requests per rule that decided them
    * @param requestsPerReplica requests each replica received, in fleet order
    * @param predictedCachedTokens sum over requests of the tokens the policy credited the chosen replica with
+   * @param actualCachedTokens sum over requests of the tokens the chosen replica served from its cache
    * @param makespanSeconds model time from the start to the end of the last request
    */
   public record Details(
-      Map<Rule, Long> rules, List<Long> requestsPerReplica, long predictedCachedTokens, double makespanSeconds) {
+      Map<Rule, Long> rules,
+      List<Long> requestsPerReplica,
+      long predictedCachedTokens,
+      long actualCachedTokens,
+      double makespanSeconds) {
     public Details {
       rules = Map.copyOf(rules.isEmpty() ? new EnumMap<>(Rule.class) : rules);
       requestsPerReplica = List.copyOf(requestsPerReplica);

@@ -1,0 +1,270 @@
+package dev.kvroute.bench.cli;
+
+import dev.kvroute.bench.load.LoadProgress;
+import dev.kvroute.bench.load.LoadSettings;
+import dev.kvroute.bench.load.LoadTest;
+import dev.kvroute.bench.load.MeasuredRun;
+import dev.kvroute.bench.report.Agreement;
+import dev.kvroute.bench.report.PolicyFigures;
+import dev.kvroute.bench.report.ReportDocument;
+import dev.kvroute.bench.report.ReportWriter;
+import dev.kvroute.bench.report.RunReport;
+import dev.kvroute.bench.report.Tables;
+import dev.kvroute.bench.sim.OpenLoopSimulator;
+import dev.kvroute.bench.sim.SimPolicies;
+import dev.kvroute.bench.trace.BlockTokens;
+import dev.kvroute.bench.trace.MooncakeConfig;
+import dev.kvroute.bench.trace.MooncakeReplay;
+import dev.kvroute.bench.trace.MooncakeTrace;
+import dev.kvroute.bench.trace.MooncakeWorkload;
+import dev.kvroute.core.policy.PolicyConfig;
+import dev.kvroute.core.policy.Policies;
+import dev.kvroute.core.tokenize.PromptTokenizer;
+import dev.kvroute.core.tokenize.SingleTokenVocabulary;
+import dev.kvroute.core.tokenize.Tokenizer;
+import dev.kvroute.engine.model.EngineConfig;
+import dev.kvroute.engine.server.MockEngineServer;
+import java.io.IOException;
+import java.io.PrintStream;
+import java.net.URI;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+
+/**
+ * What {@code simulate} and {@code loadtest} do for {@code --workload mooncake}: read the trace, build
+ * the replay, run it, print the explainer's table with the references (the trace's ideal hit rate with
+ * an infinite cache, and the oracle's), and write the reports.
+ *
+ * <p>Thread-safe (stateless).
+ */
+final class MooncakeCommands {
+  private MooncakeCommands() {}
+
+  /** Where the reports go; any may be {@code null}. */
+  record Outputs(Path json, Path markdown, Path html) {}
+
+  /** {@code simulate --workload mooncake}: every policy of {@code names} in virtual time. */
+  static int simulate(
+      MooncakeConfig config, Path tracePath, SimPolicies policies, List<String> names, int threads,
+      boolean diagnostics, Outputs outputs) throws IOException {
+    long t0 = System.nanoTime();
+    PromptTokenizer tokenizer = PromptTokenizer.create(Tokenizer.defaultTokenizer());
+    MooncakeWorkload w = load(config, tracePath, tokenizer);
+    MooncakeReplay.Simulated sim = MooncakeReplay.simulate(w, policies, names, threads, tokenizer);
+    double wall = (System.nanoTime() - t0) / 1e9;
+
+    PrintStream out = System.out;
+    out.print(Tables.figures(sim.report()).plain());
+    out.println();
+    List<String> notes = new ArrayList<>();
+    notes.add(references(w, sim.report()));
+    notes.addAll(describe(w, policies.config()));
+    notes.add(busy(sim.report(), w));
+    notes.add(String.format(Locale.ROOT, "Simulated in %.1f s of wall time (simulation %.1f s).", wall, sim.wallSeconds()));
+    notes.forEach(out::println);
+    if (diagnostics) {
+      out.println();
+      for (OpenLoopSimulator.Result r : sim.results()) {
+        out.printf(
+            Locale.ROOT, "%s: rules %s; requests per replica %s; predicted/actual cached tokens %.3f; %.0f model s%n",
+            r.figures().policy(), r.details().rules(), r.details().requestsPerReplica(),
+            predictedOverActual(r), r.details().makespanSeconds());
+      }
+    }
+    write(outputs, new ReportDocument("kvroute simulate: Mooncake conversation trace", notes, sim.report(), null));
+    return 0;
+  }
+
+  /**
+   * {@code loadtest --workload mooncake}: against a running router ({@code target} and {@code engines}
+   * given; one row named {@code label}), or else on a fresh bundled fleet per policy of {@code names};
+   * either way with the simulator's prediction beside the measurement.
+   */
+  static int loadtest(
+      MooncakeConfig config, Path tracePath, SimPolicies policies, List<String> names, URI target, List<URI> engines,
+      String label, String model, double timeScale, Duration timeout, boolean warmUp, int threads, Outputs outputs)
+      throws IOException, InterruptedException {
+    long t0 = System.nanoTime();
+    PromptTokenizer tokenizer = MockEngineServer.sharedPromptTokenizer(Tokenizer.DEFAULT_ENCODING);
+    MooncakeWorkload w = load(config, tracePath, tokenizer);
+    PrintStream log = System.err;
+    List<String> simNames = new ArrayList<>();
+    boolean bundled = target == null;
+    if (bundled) {
+      simNames.addAll(names);
+    } else if (Policies.names().contains(label)) {
+      simNames.add(label);
+    }
+    simNames.add(SimPolicies.ORACLE);
+    log.printf(
+        Locale.ROOT, "kvroute loadtest: mooncake, %d requests over %.0f model s (%.0f wall s at time scale %s); simulating %s%n",
+        w.size(), w.spanSeconds(), w.spanSeconds() / timeScale, timeScale, simNames);
+    MooncakeReplay.Simulated sim = MooncakeReplay.simulate(w, policies, simNames, threads, tokenizer);
+
+    List<MeasuredRun> runs;
+    RunReport measured;
+    double realWall;
+    if (bundled) {
+      MooncakeReplay.Measured m =
+          MooncakeReplay.runBundled(w, policies, names, timeScale, warmUp, tokenizer, log, LoadProgress::terminal);
+      runs = m.runs();
+      measured = m.measured();
+      realWall = m.wallSeconds();
+    } else {
+      long r0 = System.nanoTime();
+      MeasuredRun run =
+          LoadTest.run(w, new LoadSettings(target, timeScale, model, timeout, 1), engines, label, LoadProgress.terminal(label));
+      runs = List.of(run);
+      measured = new RunReport(w.name(), timeScale, List.of(run.figures()));
+      realWall = (System.nanoTime() - r0) / 1e9;
+    }
+    double wall = (System.nanoTime() - t0) / 1e9;
+
+    PrintStream out = System.out;
+    out.println();
+    out.println("Measured through real HTTP (model seconds):");
+    out.print(Tables.figures(measured).plain());
+    out.println();
+    out.println("Measured beside the simulator's prediction:");
+    out.print(Tables.comparison(measured, sim.report()).plain());
+    out.println();
+    List<String> notes = new ArrayList<>();
+    notes.add(references(w, sim.report()));
+    notes.addAll(describe(w, policies.config()));
+    notes.add(
+        String.format(
+            Locale.ROOT,
+            "Real runs: %s, time scale K = %s (model time = wall time x K); TTFT measured by the client, hit rate from "
+                + "usage.prompt_tokens_details.cached_tokens, prefill seconds from each engine's vllm:request_prefill_time_seconds_sum.",
+            bundled
+                ? "for each policy a fresh fleet of " + w.fleet().replicas() + " mock engines and a kvroute router in one process on loopback"
+                : "against " + target,
+            timeScale));
+    notes.add(busy(measured, w));
+    notes.add(crossCheck(runs));
+    notes.add(agreement(measured, sim.report()));
+    notes.add(
+        String.format(
+            Locale.ROOT, "Wall time: %.0f s in total, %.0f s of it the real runs%s.", wall, realWall,
+            bundled && warmUp ? " (warm-up included)" : ""));
+    notes.forEach(out::println);
+    write(outputs, new ReportDocument("kvroute loadtest: Mooncake conversation trace", notes, measured, sim.report()));
+    return runs.stream().anyMatch(r -> r.load().errors() > 0) ? 1 : 0;
+  }
+
+  private static MooncakeWorkload load(MooncakeConfig config, Path tracePath, PromptTokenizer tokenizer)
+      throws IOException {
+    MooncakeTrace trace = MooncakeTrace.read(tracePath);
+    return MooncakeWorkload.create(trace, config, BlockTokens.of(SingleTokenVocabulary.of(tokenizer.tokenizer())));
+  }
+
+  /** The references printed beside every run: the ideal hit rate of the replayed requests and the oracle's. */
+  static String references(MooncakeWorkload w, RunReport simulated) {
+    MooncakeTrace.IdealHitRate ideal = w.slice().idealHitRate();
+    String oracle =
+        simulated.policy(SimPolicies.ORACLE)
+            .map(o -> String.format(Locale.ROOT, "%.1f%% (mean TTFT %.3f s)", o.hitRate() * 100, o.meanTtftSeconds()))
+            .orElse("not simulated");
+    return String.format(
+        Locale.ROOT,
+        "References: the replayed requests' ideal hit rate with one infinite cache is %.1f%% by block (%.1f%% of prompt tokens); "
+            + "the oracle (cache-aware on the engines' true caches, simulated) gets %s.",
+        ideal.byBlock() * 100, ideal.byToken() * 100, oracle);
+  }
+
+  /** What was replayed on what. */
+  static List<String> describe(MooncakeWorkload w, PolicyConfig c) {
+    MooncakeConfig m = w.config();
+    List<String> notes = new ArrayList<>();
+    notes.add(
+        String.format(
+            Locale.ROOT,
+            "Workload mooncake: %d requests (%,d prompt tokens) from %s, minutes %s; arrivals %s over the trace's %.0f-second buckets "
+                + "(seed %d), rate x%s, spanning %.0f model s; session keys: %s.",
+            w.size(), w.promptTokens(), w.slice().source(), m.sliceText(), m.arrivals().cliName(), m.bucketSeconds(),
+            m.seed(), trim(m.rateMultiplier()), w.spanSeconds(), m.sessionKeys().cliName()));
+    notes.add(
+        String.format(
+            Locale.ROOT,
+            "Engines: %d replicas, %s, %,d tokens of KV each, block %d, prefill %.0f tokens/s + %.3f s per request, decode %.0f tokens/s per request%s. "
+                + "cache-aware: load = %s requests, balance abs %d rel %.2f, cache threshold %.2f; cost: prefill weight %.2f, decode weight %.2f x %d tokens.",
+            w.fleet().replicas(), m.scheduler().cliName(), w.fleet().kvCapacityTokens(), w.fleet().blockSizeTokens(),
+            m.prefillTokensPerSecond(), m.prefillOverheadSeconds(), m.decodeTokensPerSecond(),
+            m.scheduler() == EngineConfig.SchedulerKind.CONTINUOUS
+                ? ", " + m.maxNumBatchedTokens() + " batched tokens per step" : "",
+            c.loadMeasure().configName(), c.balanceAbsThreshold(), c.balanceRelThreshold(), c.cacheThreshold(),
+            c.prefillWeight(), c.decodeWeight(), c.decodeTokensPerRequest()));
+    return notes;
+  }
+
+  /** Each policy's busy fraction: fleet prefill seconds over replicas × span. */
+  static String busy(RunReport report, MooncakeWorkload w) {
+    StringBuilder sb = new StringBuilder("Busy (fleet prefill seconds / (replicas x span)):");
+    for (PolicyFigures p : report.policies()) {
+      sb.append(String.format(Locale.ROOT, " %s %.0f%%,", p.policy(), MooncakeReplay.busy(p, w) * 100));
+    }
+    sb.setLength(sb.length() - 1);
+    return sb.append('.').toString();
+  }
+
+  private static String crossCheck(List<MeasuredRun> runs) {
+    StringBuilder sb = new StringBuilder("Cross-checks (usage hit rate vs the engines' vllm:prefix_cache_hits/queries; client vs engine mean TTFT):");
+    for (MeasuredRun r : runs) {
+      sb.append(
+          String.format(
+              Locale.ROOT, " %s %.1f%% vs %.1f%%, %.3f vs %.3f s%s;", r.figures().policy(), r.figures().hitRate() * 100,
+              r.engineHitRate() * 100, r.figures().meanTtftSeconds(), r.engineMeanTtftSeconds(),
+              r.load().errors() > 0 ? ", " + r.load().errors() + " FAILED" : ""));
+    }
+    sb.setLength(sb.length() - 1);
+    return sb.append('.').toString();
+  }
+
+  /** The agreement test for a trace: hit rate within 3 points and mean TTFT within 15%, per policy. */
+  private static String agreement(RunReport measured, RunReport simulated) {
+    List<Agreement> all = Agreement.of(measured, simulated);
+    StringBuilder sb =
+        new StringBuilder(
+            String.format(
+                Locale.ROOT, "Simulator agreement (hit rate within %.0f points, mean TTFT within %.0f%%):",
+                Agreement.MAX_HIT_RATE_POINTS, Agreement.MAX_MEAN_TTFT_RELATIVE * 100));
+    for (Agreement a : all) {
+      boolean ok =
+          Math.abs(a.hitRatePoints()) <= Agreement.MAX_HIT_RATE_POINTS
+              && Math.abs(a.meanTtftRelative()) <= Agreement.MAX_MEAN_TTFT_RELATIVE;
+      sb.append(
+          String.format(
+              Locale.ROOT, " %s %+.1f points, %+.1f%% %s;", a.policy(), a.hitRatePoints(), a.meanTtftRelative() * 100,
+              ok ? "yes" : "NO"));
+    }
+    if (all.isEmpty()) {
+      return sb.append(" no simulated policy matches the label.").toString();
+    }
+    sb.setLength(sb.length() - 1);
+    return sb.append('.').toString();
+  }
+
+  private static double predictedOverActual(OpenLoopSimulator.Result r) {
+    long actual = r.details().actualCachedTokens();
+    return actual == 0 ? 0 : (double) r.details().predictedCachedTokens() / actual;
+  }
+
+  private static void write(Outputs o, ReportDocument doc) {
+    if (o.json() != null) {
+      ReportWriter.write(o.json(), ReportWriter.json(doc.run()));
+    }
+    if (o.markdown() != null) {
+      ReportWriter.write(o.markdown(), ReportWriter.markdown(doc));
+    }
+    if (o.html() != null) {
+      ReportWriter.write(o.html(), ReportWriter.html(doc));
+    }
+  }
+
+  private static String trim(double v) {
+    return v == Math.rint(v) ? Long.toString((long) v) : Double.toString(v);
+  }
+}
