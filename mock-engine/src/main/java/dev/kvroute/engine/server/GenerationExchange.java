@@ -192,7 +192,7 @@ final class GenerationExchange implements EngineDriver.Sink {
           .append(",\"completion_tokens\":").append(c.emitted).append('}');
     }
     sb.append("}\n\n");
-    writeEvent(sb.toString());
+    writeEvent(sb);
   }
 
   @Override
@@ -325,12 +325,12 @@ final class GenerationExchange implements EngineDriver.Sink {
   }
 
   /** Writes one SSE event, applying the split, close-after and stall-after faults. */
-  private void writeEvent(String event) {
+  private void writeEvent(CharSequence event) {
     if (closed || stalled) {
       return;
     }
     if (p.fault().split()) {
-      writeSplit(event.getBytes(StandardCharsets.UTF_8));
+      writeSplit(event.toString().getBytes(StandardCharsets.UTF_8));
     } else {
       ByteBuf buf = ByteBufUtil.writeUtf8(ctx.alloc(), event);
       ctx.write(new DefaultHttpContent(buf));

@@ -573,7 +573,10 @@ final class MockEngineHandler extends ChannelInboundHandlerAdapter {
     if (v == null || v.isNull()) {
       return dflt;
     }
-    if (!v.canConvertToInt() || !(v.isIntegralNumber() || (v.isNumber() && v.asDouble() == Math.rint(v.asDouble())))) {
+    // Like pydantic's lax mode: 5 and 5.0 are integers, 5.5 and "5" are not.
+    boolean integral = v.isIntegralNumber()
+        || (v.isFloatingPointNumber() && v.asDouble() == Math.rint(v.asDouble()));
+    if (!integral || !v.canConvertToInt()) {
       throw new IllegalArgumentException(field + ": expected an integer, got " + v);
     }
     int i = v.asInt();
