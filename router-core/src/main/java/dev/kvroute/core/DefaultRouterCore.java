@@ -54,11 +54,12 @@ final class DefaultRouterCore implements RouterCore {
 
   @Override
   public Routed route(int[] promptTokens, String sessionKey, Collection<BackendId> healthy) {
-    Decision decision = policy.choose(context(promptTokens, sessionKey, healthy));
+    PrefixIndex.Prompt prompt = index.prompt(promptTokens); // hashed once for match and insert
+    Decision decision = policy.choose(context(prompt, sessionKey, healthy));
     BackendId chosen = decision.backend();
     int predicted = Math.min(decision.matchedTokens(), promptTokens.length);
     try {
-      index.insert(chosen, promptTokens);
+      index.insert(chosen, prompt);
     } catch (IllegalArgumentException e) {
       if (registered.contains(chosen)) {
         throw e;
@@ -76,14 +77,15 @@ final class DefaultRouterCore implements RouterCore {
 
   @Override
   public Decision explain(int[] promptTokens, String sessionKey, Collection<BackendId> healthy) {
-    return policy.explain(context(promptTokens, sessionKey, healthy));
+    return policy.explain(context(index.prompt(promptTokens), sessionKey, healthy));
   }
 
   private RoutingContext context(
-      int[] promptTokens, String sessionKey, Collection<BackendId> healthy) {
+      PrefixIndex.Prompt prompt, String sessionKey, Collection<BackendId> healthy) {
+    int[] promptTokens = prompt.tokens();
     BackendId[] backends = healthy.toArray(BackendId[]::new);
     Arrays.sort(backends);
-    PrefixMatch match = index.match(promptTokens);
+    PrefixMatch match = index.match(prompt);
     List<Candidate> candidates = new ArrayList<>(backends.length);
     BackendId previous = null;
     for (BackendId b : backends) {

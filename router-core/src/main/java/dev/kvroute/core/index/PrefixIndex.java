@@ -43,10 +43,36 @@ public interface PrefixIndex {
   void removeBackend(BackendId backend);
 
   /**
+   * A prompt's tokens, as {@link #prompt} prepares them for one index. The router matches a prompt
+   * and then inserts it into the chosen backend's view; a prepared prompt lets both calls share the
+   * work that depends only on the tokens (for the radix index: the chained page hashes, computed
+   * once, on first use, and outside the write lock for the insert).
+   *
+   * <p>Not thread-safe: one prompt belongs to one request. Any implementation is accepted by every
+   * index; one prepared by another index (or another page size) is simply prepared again.
+   */
+  @FunctionalInterface
+  interface Prompt {
+    /** The prompt's token ids (not a copy; do not modify). */
+    int[] tokens();
+  }
+
+  /** {@code tokens} prepared for {@link #match(Prompt)} and {@link #insert(BackendId, Prompt)}. */
+  default Prompt prompt(int[] tokens) {
+    java.util.Objects.requireNonNull(tokens, "tokens");
+    return () -> tokens;
+  }
+
+  /**
    * Matched leading tokens of {@code tokens} for every registered backend, in one descent. Does not
    * change recency.
    */
   PrefixMatch match(int[] tokens);
+
+  /** As {@link #match(int[])} for a prepared prompt. */
+  default PrefixMatch match(Prompt prompt) {
+    return match(prompt.tokens());
+  }
 
   /**
    * Records that {@code backend} now holds every whole page of {@code tokens} and marks them used
@@ -55,6 +81,15 @@ public interface PrefixIndex {
    * @throws IllegalArgumentException if {@code backend} is not registered
    */
   void insert(BackendId backend, int[] tokens);
+
+  /**
+   * As {@link #insert(BackendId, int[])} for a prepared prompt.
+   *
+   * @throws IllegalArgumentException if {@code backend} is not registered
+   */
+  default void insert(BackendId backend, Prompt prompt) {
+    insert(backend, prompt.tokens());
+  }
 
   /** Tokens currently attributed to {@code backend} (a multiple of the page size). */
   long sizeTokens(BackendId backend);

@@ -143,9 +143,60 @@ final class RadixPrefixIndex implements PrefixIndex {
     }
   }
 
+  /**
+   * A prompt whose page hashes are computed on first use and kept, so that a match and an insert of
+   * the same prompt hash it once. Not thread-safe.
+   */
+  static final class HashedPrompt implements Prompt {
+    private final int[] tokens;
+    private final int pageSize;
+    private final long[] hashes;
+    private int computed;
+
+    HashedPrompt(int[] tokens, int pageSize) {
+      this.tokens = Objects.requireNonNull(tokens, "tokens");
+      this.pageSize = pageSize;
+      this.hashes = new long[tokens.length / pageSize];
+    }
+
+    @Override
+    public int[] tokens() {
+      return tokens;
+    }
+
+    /** The chained hash of page {@code d} (0-based), {@code d} below the number of whole pages. */
+    long hash(int d) {
+      while (computed <= d) {
+        long parent = computed == 0 ? PageHash.ROOT : hashes[computed - 1];
+        hashes[computed] = PageHash.next(parent, tokens, computed * pageSize, pageSize);
+        computed++;
+      }
+      return hashes[d];
+    }
+  }
+
+  @Override
+  public Prompt prompt(int[] tokens) {
+    return new HashedPrompt(tokens, pageSize);
+  }
+
+  private HashedPrompt hashed(Prompt prompt) {
+    Objects.requireNonNull(prompt, "prompt");
+    if (prompt instanceof HashedPrompt h && h.pageSize == pageSize) {
+      return h;
+    }
+    return new HashedPrompt(prompt.tokens(), pageSize);
+  }
+
   @Override
   public PrefixMatch match(int[] tokens) {
-    Objects.requireNonNull(tokens, "tokens");
+    return match(prompt(tokens));
+  }
+
+  @Override
+  public PrefixMatch match(Prompt prompt) {
+    HashedPrompt p = hashed(prompt);
+    int[] tokens = p.tokens;
     int pages = tokens.length / pageSize;
     long stamp = lock.readLock();
     try {
@@ -162,7 +213,7 @@ final class RadixPrefixIndex implements PrefixIndex {
       int node = ROOT;
       int depth = 0;
       while (any && depth < pages) {
-        hash = PageHash.next(hash, tokens, depth * pageSize, pageSize);
+        hash = p.hash(depth);
         int child = hintedChild(rows, s, node, hash);
         if (child == 0) {
           child = nodeByHash.get(hash);
@@ -203,8 +254,19 @@ final class RadixPrefixIndex implements PrefixIndex {
 
   @Override
   public void insert(BackendId backend, int[] tokens) {
+    insert(backend, prompt(tokens));
+  }
+
+  @Override
+  public void insert(BackendId backend, Prompt prompt) {
     Objects.requireNonNull(backend, "backend");
-    Objects.requireNonNull(tokens, "tokens");
+    HashedPrompt p = hashed(prompt);
+    int[] tokens = p.tokens;
+    // Hash the pages an insert can reach before taking the lock (a match usually did already).
+    int reachable = tokens.length / pageSize;
+    if (reachable > 0) {
+      p.hash(reachable - 1);
+    }
     long stamp = lock.writeLock();
     try {
       View view = views.get(backend);
@@ -218,7 +280,7 @@ final class RadixPrefixIndex implements PrefixIndex {
       }
       long now = Math.max(ticker.nanos(), lastNanos);
       lastNanos = now;
-      insertPath(view, tokens, pages, now);
+      insertPath(view, p, pages, now);
     } finally {
       lock.unlockWrite(stamp);
     }
@@ -276,7 +338,7 @@ final class RadixPrefixIndex implements PrefixIndex {
    *
    * <p>Stops early only if a page hash collides with a node under another parent.
    */
-  private void insertPath(View view, int[] tokens, int pages, long now) {
+  private void insertPath(View view, HashedPrompt prompt, int pages, long now) {
     long bit = 1L << view.ordinal;
     int word = HOLDERS + (view.ordinal >>> 6);
     long hash = PageHash.ROOT;
@@ -284,7 +346,7 @@ final class RadixPrefixIndex implements PrefixIndex {
     int after = NIL; // entry of the previous page, which this page is linked just before
     int guess = NIL; // where the last insert of this path left this page's entry
     for (int d = 0; d < pages; d++) {
-      hash = PageHash.next(hash, tokens, d * pageSize, pageSize);
+      hash = prompt.hash(d);
       int child = hintedChild(nodes, stride, node, hash);
       if (child == 0) {
         child = nodeByHash.get(hash);

@@ -35,6 +35,27 @@ final class CheckedPrefixIndex implements PrefixIndex {
   }
 
   @Override
+  public Prompt prompt(int[] tokens) {
+    return delegate.prompt(tokens);
+  }
+
+  @Override
+  public PrefixMatch match(Prompt prompt) {
+    PrefixMatch match = delegate.match(prompt);
+    delegate.checkInvariants();
+    return match;
+  }
+
+  @Override
+  public void insert(BackendId backend, Prompt prompt) {
+    try {
+      delegate.insert(backend, prompt);
+    } finally {
+      delegate.checkInvariants();
+    }
+  }
+
+  @Override
   public void insert(BackendId backend, int[] tokens) {
     try {
       delegate.insert(backend, tokens);

@@ -66,7 +66,16 @@ class RadixPrefixIndexRandomizedTest {
         int[] prompt = nextPrompt(random, page, systemPrompts, sessions, recent);
         BackendId id = backends.get(random.nextInt(backends.size()));
         long before = reference.sizeTokens(id);
-        index.insert(id, prompt);
+        if (random.nextBoolean()) {
+          // as the router does: one prepared prompt, matched (hashing part of it), then inserted
+          PrefixIndex.Prompt prepared = index.prompt(prompt);
+          assertThat(index.match(prepared).matchedTokens())
+              .as("op %d, prepared prompt", op)
+              .isEqualTo(reference.match(prompt));
+          index.insert(id, prepared);
+        } else {
+          index.insert(id, prompt);
+        }
         reference.insert(id, prompt);
         inserts++;
         if (reference.sizeTokens(id) < before + (long) (prompt.length / page) * page) {

@@ -350,9 +350,29 @@ class RadixPrefixIndexTest {
         .isInstanceOf(IllegalArgumentException.class)
         .hasMessageContaining("pageSizeTokens: 0");
     assertThatThrownBy(() -> PrefixIndex.radix(16, null)).isInstanceOf(NullPointerException.class);
-    assertThatThrownBy(() -> index.match(null)).isInstanceOf(NullPointerException.class);
+    assertThatThrownBy(() -> index.match((int[]) null)).isInstanceOf(NullPointerException.class);
+    assertThatThrownBy(() -> index.match((PrefixIndex.Prompt) null))
+        .isInstanceOf(NullPointerException.class);
     index.addBackend(A, 100);
-    assertThatThrownBy(() -> index.insert(A, null)).isInstanceOf(NullPointerException.class);
+    assertThatThrownBy(() -> index.insert(A, (int[]) null))
+        .isInstanceOf(NullPointerException.class);
+    assertThatThrownBy(() -> index.insert(A, (PrefixIndex.Prompt) null))
+        .isInstanceOf(NullPointerException.class);
+  }
+
+  @Test
+  void preparedPromptsFromElsewhereAreAccepted() {
+    index.addBackend(A, 1_000);
+    int[] tokens = prompt(1, 2, 3);
+    PrefixIndex.Prompt foreign = () -> tokens; // not prepared by any index
+    PrefixIndex.Prompt otherPageSize = PrefixIndex.radix(8, () -> 0).prompt(tokens);
+    index.insert(A, foreign);
+    assertThat(index.match(otherPageSize).matched(A)).isEqualTo(3 * PAGE);
+    PrefixIndex.Prompt prepared = index.prompt(withExtra(tokens, 5));
+    assertThat(index.match(prepared).matched(A)).isEqualTo(3 * PAGE);
+    index.insert(A, prepared);
+    assertThat(index.match(prepared).matched(A)).isEqualTo(3 * PAGE);
+    assertThat(index.match(prompt(1, 2, 4)).matched(A)).isEqualTo(2 * PAGE);
   }
 
   @Test
