@@ -57,6 +57,12 @@ while IFS= read -r -d '' f; do
 done < <(find "$root/opt/java" -type f \( -name '*.so' -o -path '*/bin/*' \) \
   -not \( -name 'libawt*' -o -name 'libfontmanager.so' -o -name 'libjavajpeg.so' -o -name 'libjawt.so' \
   -o -name 'libjsound.so' -o -name 'liblcms.so' -o -name 'libmlib_image.so' -o -name 'libsplashscreen.so' \) -print0)
+# Plus glibc's small compatibility libraries that native code in the jar links against: Netty's
+# epoll transport (extracted to /tmp at run time) needs libdl.so.2 and librt.so.1.
+for name in libdl.so.2 librt.so.1 libpthread.so.0 libm.so.6 libresolv.so.2 libutil.so.1; do
+  path="$(ldconfig -p | awk -v n="$name" '$1 == n && /x86-64/ {print $NF; exit}')"
+  [ -n "$path" ] && echo "$path" >>"$work/libs"
+done
 sort -u "$work/libs" | while read -r lib; do
   case "$lib" in "$root"*) continue ;; esac
   mkdir -p "$root$(dirname "$lib")"

@@ -200,6 +200,14 @@ class ContainerStackIT {
 
   @Test
   @Order(4)
+  void routerRunsOnNettysNativeEpollTransport() {
+    // The base image must carry the glibc libraries Netty's epoll library links against (libdl,
+    // librt); without them the router silently falls back to NIO.
+    assertThat(router.getLogs()).as("router log").contains("listening on").contains("epoll");
+  }
+
+  @Test
+  @Order(5)
   void survivesABackendContainerStopping() throws Exception {
     // A session whose history lives on engine-b (new sessions tie on load and are drawn at random).
     List<Map<String, String>> history = null;
