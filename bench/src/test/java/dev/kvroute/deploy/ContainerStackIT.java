@@ -106,17 +106,19 @@ class ContainerStackIT {
             .withExposedPorts(ROUTER_PORT)
             // The image's own HEALTHCHECK (java healthcheck command) must report healthy.
             .waitingFor(Wait.forHealthcheck().withStartupTimeout(START_TIMEOUT));
-    router.start();
+    try {
+      router.start();
+    } catch (RuntimeException e) {
+      failed = true;
+      printLogs();
+      throw e;
+    }
   }
 
   @AfterAll
   static void stopStack() {
     if (failed) {
-      for (GenericContainer<?> c : new GenericContainer<?>[] {router, engineA, engineB}) {
-        if (c != null && c.isRunning()) {
-          System.out.println("---- logs of " + c.getNetworkAliases() + " ----\n" + c.getLogs());
-        }
-      }
+      printLogs();
     }
     Stream.of(router, engineA, engineB).filter(c -> c != null).forEach(GenericContainer::stop);
     if (network != null) {
@@ -244,6 +246,18 @@ class ContainerStackIT {
   }
 
   // ---------------------------------------------------------------------------------------------
+
+  private static void printLogs() {
+    for (GenericContainer<?> c : new GenericContainer<?>[] {router, engineA, engineB}) {
+      if (c != null && c.getContainerId() != null) {
+        try {
+          System.out.println("---- logs of " + c.getNetworkAliases() + " ----\n" + c.getLogs());
+        } catch (RuntimeException e) {
+          System.out.println("---- no logs of " + c.getNetworkAliases() + ": " + e);
+        }
+      }
+    }
+  }
 
   private static GenericContainer<?> engine(String image, String alias) {
     return new GenericContainer<>(image)
