@@ -40,9 +40,9 @@ final class FastJsonReader {
       MethodHandles.byteArrayViewVarHandle(long[].class, ByteOrder.LITTLE_ENDIAN);
   private static final long ONES = 0x0101010101010101L;
   private static final long HIGHS = 0x8080808080808080L;
-  private static final long QUOTES = 0x2222222222222222L;
   private static final long BACKSLASHES = 0x5C5C5C5C5C5C5C5CL;
-  private static final long SPACES = 0x2020202020202020L;
+  private static final long TWOS = 0x0202020202020202L;
+  private static final long BANGS = 0x2121212121212121L;
 
   private static final TextNode EMPTY = TextNode.valueOf("");
   private static final TextNode[] COMMON_ROLES = {
@@ -457,8 +457,10 @@ final class FastJsonReader {
     while (true) {
       while (p + 8 <= end) {
         long w = (long) LONG_LE.get(b, p);
-        long special =
-            zeroByte(w ^ QUOTES) | zeroByte(w ^ BACKSLASHES) | below(w, SPACES) | (w & HIGHS);
+        // x ^ 0x02 is below 0x21 exactly for control characters and '"' (0x22 -> 0x20).
+        long q = w ^ TWOS;
+        long s = w ^ BACKSLASHES;
+        long special = ((q - BANGS) & ~q | (s - ONES) & ~s | w) & HIGHS;
         if (special != 0) {
           p += Long.numberOfTrailingZeros(special) >>> 3; // the lowest flag is exact
           break;
@@ -560,16 +562,6 @@ final class FastJsonReader {
       }
     }
     return p + n + 1;
-  }
-
-  /** Non-zero iff some byte of {@code v} is zero; the lowest flagged byte is the first zero. */
-  private static long zeroByte(long v) {
-    return (v - ONES) & ~v & HIGHS;
-  }
-
-  /** Non-zero iff some byte of {@code v} below 0x80 is below the byte in {@code limits}. */
-  private static long below(long v, long limits) {
-    return (v - limits) & ~v & HIGHS;
   }
 
   private void ws() {

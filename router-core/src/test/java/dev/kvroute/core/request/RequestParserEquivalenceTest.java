@@ -255,6 +255,25 @@ class RequestParserEquivalenceTest {
     }
   }
 
+  @Test
+  void everySpecialByteIsFoundAtEveryPositionOfAnEightByteStep() {
+    // JSON source of one character: escapes, raw control characters (malformed), non-ASCII, and
+    // the neighbours of '"' (0x22) and '\\' (0x5C), which are plain.
+    String[] specials = {
+      "\\\"", "\\\\", "\\n", "\\u0041", "\u0001", "\u001f", "\t", "é", "😀", "!", "#", "[", "]",
+      "\u007f", " ", "\\/",
+    };
+    for (String special : specials) {
+      for (int before = 0; before < 18; before++) {
+        for (int after : new int[] {0, 1, 7, 8, 9}) {
+          String json = "{\"messages\":[{\"role\":\"user\",\"content\":\""
+              + "a".repeat(before) + special + "b".repeat(after) + "\"}]}";
+          compare(Endpoint.CHAT_COMPLETIONS, json.getBytes(StandardCharsets.UTF_8), json, true);
+        }
+      }
+    }
+  }
+
   /**
    * Parses with the three parsers and checks they agree.
    *
