@@ -20,6 +20,8 @@ import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReferenceArray;
+import java.util.concurrent.locks.LockSupport;
 import java.util.concurrent.atomic.LongAdder;
 
 /**
@@ -28,9 +30,11 @@ import java.util.concurrent.atomic.LongAdder;
  * <p>Arrivals are open-loop: request {@code i} is sent at its arrival time divided by the time scale
  * (wall seconds from the start), whatever earlier responses did. Its body ({@link
  * CompletionRequests#body}: token-id prompt, {@code max_tokens}, {@code ignore_eos}, streamed with
- * usage) is built on the timer thread at send time; its session key, if any, also goes in the {@value
+ * usage) is built ahead of time by a builder thread that stays at most 256 requests ahead of the
+ * sender (or at send time if the builder is behind), so building it delays no send; its session key, if any, also goes in the {@value
  * ChatRequests#SESSION_HEADER} header. TTFT is measured from just before the request is written to the
- * first non-empty text chunk, times the time scale. Prompt and cached tokens come from the usage chunk;
+ * first non-empty text chunk, times the time scale; later text chunks are not parsed (the reply is
+ * not kept). Prompt and cached tokens come from the usage chunk;
  * a usage prompt count other than the prompt's length fails the request (the router or engine did not
  * take the token ids as given).
  *
@@ -38,6 +42,8 @@ import java.util.concurrent.atomic.LongAdder;
  */
 public final class OpenLoopDriver {
   private static final int ERROR_SAMPLES = 5;
+  private static final int LOOK_AHEAD = 256;
+  private static final byte[] EMPTY = new byte[0];
 
   private OpenLoopDriver() {}
 
@@ -72,6 +78,11 @@ public final class OpenLoopDriver {
     final Map<String, LongAdder> perBackend = new ConcurrentHashMap<>();
     final AtomicLong maxLateNanos = new AtomicLong();
     final List<RequestRecord> records = Collections.synchronizedList(new ArrayList<>());
+    /** Bodies built ahead of their send time by {@link #builder}; taken (set to null) when sent. */
+    final AtomicReferenceArray<byte[]> bodies;
+    /** Requests sent so far: the builder stays at most {@value #LOOK_AHEAD} requests ahead of it. */
+    final AtomicInteger sent = new AtomicInteger();
+    final Thread builder;
     long startNanos;
 
     Run(OpenLoopWorkload workload, LoadSettings settings, String model, LoadProgress progress) {
@@ -89,10 +100,32 @@ public final class OpenLoopDriver {
                 return t;
               });
       this.left = new CountDownLatch(workload.size());
+      this.bodies = new AtomicReferenceArray<>(workload.size());
+      this.builder = new Thread(this::buildAhead, "kvroute-open-loop-bodies");
+      this.builder.setDaemon(true);
+    }
+
+    /** Builds request bodies in order, at most {@value #LOOK_AHEAD} requests ahead of the sender. */
+    private void buildAhead() {
+      for (int i = 0; i < workload.size(); i++) {
+        while (i - sent.get() >= LOOK_AHEAD) {
+          LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(5));
+          if (Thread.currentThread().isInterrupted()) {
+            return;
+          }
+        }
+        bodies.compareAndSet(i, null, body(i));
+      }
+    }
+
+    private byte[] body(int index) {
+      return CompletionRequests.body(
+          model, workload.sessionKey(index), workload.promptTokens(index), workload.maxTokens(index));
     }
 
     LoadResult execute() throws InterruptedException {
-      startNanos = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(50);
+      builder.start();
+      startNanos = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(200);
       for (int i = 0; i < workload.size(); i++) {
         int index = i;
         long due = startNanos + Math.round(workload.arrivalSeconds(i) / settings.timeScale() * 1e9);
@@ -126,9 +159,11 @@ public final class OpenLoopDriver {
     }
 
     private void send(int index) {
-      int[] prompt = workload.promptTokens(index);
+      sent.incrementAndGet();
+      byte[] built = bodies.getAndSet(index, EMPTY);
+      byte[] body = built != null ? built : body(index);
+      int promptLength = workload.promptLength(index);
       String key = workload.sessionKey(index);
-      byte[] body = CompletionRequests.body(model, key, prompt, workload.maxTokens(index));
       Map<String, String> headers = key == null ? Map.of() : Map.of(ChatRequests.SESSION_HEADER, key);
       ChatStreamReader reader = new ChatStreamReader();
       inFlight.incrementAndGet();
@@ -143,7 +178,7 @@ public final class OpenLoopDriver {
             IOException bad;
 
             private void onData(String data) {
-              if (bad != null) {
+              if (bad != null || (reader.firstContentNanos() >= 0 && !needed(data))) {
                 return;
               }
               try {
@@ -172,9 +207,9 @@ public final class OpenLoopDriver {
                       : !reader.done() ? "stream ended without [DONE]"
                       : reader.firstContentNanos() < 0 ? "no content"
                       : reader.promptTokens() < 0 ? "no usage chunk (stream_options.include_usage ignored?)"
-                      : reader.promptTokens() != prompt.length
+                      : reader.promptTokens() != promptLength
                           ? "usage.prompt_tokens " + reader.promptTokens() + " (expected: the prompt's "
-                              + prompt.length + " token ids)"
+                              + promptLength + " token ids)"
                       : null;
               if (problem != null) {
                 failed(index, problem);
@@ -188,6 +223,14 @@ public final class OpenLoopDriver {
               failed(index, cause.getMessage());
             }
           });
+    }
+
+    /**
+     * Whether an event after the first token must be parsed: the usage chunk, an error, or the end.
+     * The other chunks each carry one token of text, which an open-loop client does not keep.
+     */
+    static boolean needed(String data) {
+      return data.contains("\"usage\"") || data.contains("\"error\"") || data.startsWith("[DONE]");
     }
 
     private void completed(int index, ChatStreamReader r, long sentNanos, String backend) {
@@ -224,6 +267,7 @@ public final class OpenLoopDriver {
 
     @Override
     public void close() {
+      builder.interrupt();
       timers.shutdownNow();
       client.close();
     }

@@ -165,7 +165,7 @@ public final class MooncakeReplay {
   }
 
   /**
-   * The first 15 wall seconds of the workload's own traffic (replies cut to 64 tokens) on a throwaway
+   * The first 10 wall seconds of the workload's own traffic (replies cut to 64 tokens) on a throwaway
    * fleet, so that parsing, routing, streaming and the client are compiled before the first
    * measured run.
    */
@@ -173,7 +173,7 @@ public final class MooncakeReplay {
       MooncakeWorkload workload, SimPolicies policies, double timeScale, PromptTokenizer tokenizer, PrintStream log)
       throws IOException, InterruptedException {
     long t0 = System.nanoTime();
-    WarmUp w = new WarmUp(workload, 15 * timeScale);
+    WarmUp w = new WarmUp(workload, 10 * timeScale);
     try (BundledFleet fleet =
         BundledFleet.start(workload.fleet(), workload.engine(), "cache-aware", policies, timeScale, tokenizer)) {
       LoadTest.run(w, LoadSettings.of(fleet.routerUri(), timeScale, null), fleet.engineUris(), "warm-up", LoadProgress.none());
@@ -223,6 +223,11 @@ public final class MooncakeReplay {
     @Override
     public int[] promptTokens(int i) {
       return w.promptTokens(i);
+    }
+
+    @Override
+    public int promptLength(int i) {
+      return w.promptLength(i);
     }
 
     @Override

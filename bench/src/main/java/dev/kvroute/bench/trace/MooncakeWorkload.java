@@ -146,6 +146,11 @@ public final class MooncakeWorkload implements OpenLoopWorkload {
   }
 
   @Override
+  public int promptLength(int i) {
+    return requests.get(i).inputLength();
+  }
+
+  @Override
   public int maxTokens(int i) {
     return requests.get(i).outputLength();
   }

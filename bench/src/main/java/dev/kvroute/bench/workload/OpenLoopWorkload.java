@@ -32,6 +32,11 @@ public interface OpenLoopWorkload {
   /** The prompt token ids of request {@code i}: a new array on every call. */
   int[] promptTokens(int i);
 
+  /** Prompt length of request {@code i} in tokens, without building the prompt. */
+  default int promptLength(int i) {
+    return promptTokens(i).length;
+  }
+
   /** Output tokens of request {@code i}, sent as {@code max_tokens} with {@code ignore_eos}; at least 1. */
   int maxTokens(int i);
 
