@@ -16,7 +16,7 @@ import java.nio.charset.StandardCharsets;
  * <p>Collisions. For two different texts of at most {@code L} bytes, chosen without knowledge of the
  * points, the difference of their polynomials is a non-zero polynomial of degree at most
  * {@code d = ceil(L / 7) + 1}, so each half collides with probability at most {@code d / p} and the
- * pair with at most {@code (d / p)^2}: below {@code 10^-27} for two texts of a megabyte each. This
+ * pair with at most {@code (d / p)^2}: about {@code 4 * 10^-27} for two texts of a megabyte each. This
  * bound holds for adversarially chosen texts too, as long as the points stay secret (they never
  * leave the process). The values themselves differ from one JVM to the next; never persist them.
  *

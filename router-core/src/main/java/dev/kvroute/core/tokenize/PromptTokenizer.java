@@ -24,8 +24,8 @@ import java.util.List;
  * bounded cache keyed by the {@link TextHash} of its text, so a multi-turn request with a long
  * history only encodes its newest message, and a hit needs neither the text nor a comparison with
  * it: a segment parsed from a request body is hashed in place and decoded only on a miss. Two
- * different pieces share a key with probability below {@code 10^-27} (the bound is in
- * {@link TextHash}); the cache holds no text. It is bounded by an estimate of its heap bytes
+ * different pieces of up to a megabyte share a key with probability below {@code 10^-26} (the
+ * bound is in {@link TextHash}); the cache holds no text. It is bounded by an estimate of its heap bytes
  * ({@code 4 × tokens + 128} per piece). The headers of the common roles and the fixed markers are
  * encoded once at construction.
  *
