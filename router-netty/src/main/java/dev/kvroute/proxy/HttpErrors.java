@@ -38,6 +38,8 @@ final class HttpErrors {
         return "NotFoundError";
       case 405:
         return "MethodNotAllowedError";
+      case 408:
+        return "RequestTimeoutError";
       case 409:
         return "ConflictError";
       case 413:

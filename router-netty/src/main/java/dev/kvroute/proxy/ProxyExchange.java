@@ -63,7 +63,10 @@ import java.util.concurrent.TimeUnit;
  *
  * <p><b>Timeouts.</b> One timer: until the first response body byte, {@code timeouts.firstByte} from
  * the request write; afterwards {@code timeouts.idle} from each upstream read request, counted only
- * while the router waits for the backend (never while the client is slow).
+ * while the router waits for the backend (never while the client is slow). A second timer runs while
+ * the router waits for the client instead (a write to it not yet done, or its channel unwritable):
+ * a client that accepts no bytes for {@code timeouts.client} is disconnected and the exchange ends
+ * as cancelled, so a client that stops reading cannot hold its lease and upstream request forever.
  *
  * <p><b>Ending.</b> {@link #finish} runs exactly once: it releases the load lease, closes (aborts) an
  * upstream request still running, records usage and metrics, releases the request body and hands
@@ -112,6 +115,7 @@ final class ProxyExchange implements UpstreamHandler.Listener {
   private long firstByteDeadlineNanos;
   private ScheduledFuture<?> timer;
   private long timerDeadlineNanos;
+  private ScheduledFuture<?> clientTimer;
   private boolean done;
 
   /**
@@ -386,7 +390,11 @@ final class ProxyExchange implements UpstreamHandler.Listener {
     if (conn != null) {
       px.pool().release(conn, upstreamKeepAlive);
     }
-    client.writeAndFlush(out).addListener((ChannelFutureListener) f -> {
+    ChannelFuture end = client.writeAndFlush(out);
+    if (!end.isDone()) {
+      armClientTimer();
+    }
+    end.addListener((ChannelFutureListener) f -> {
       if (f.isSuccess()) {
         finish(outcomeOf(status), clientKeepAlive && !closeClientAfterResponse);
       } else {
@@ -411,6 +419,7 @@ final class ProxyExchange implements UpstreamHandler.Listener {
     if (w == null || w.isSuccess()) {
       readWhenWritable();
     } else if (!w.isDone()) {
+      armClientTimer();
       w.addListener(f -> {
         if (f.isSuccess()) {
           readWhenWritable();
@@ -428,6 +437,7 @@ final class ProxyExchange implements UpstreamHandler.Listener {
       readUpstream();
     } else {
       readAfterWritable = true;
+      armClientTimer();
     }
   }
 
@@ -440,6 +450,7 @@ final class ProxyExchange implements UpstreamHandler.Listener {
   }
 
   private void readUpstream() {
+    cancelClientTimer();
     upstreamReadPending = true;
     readRequestedNanos = px.ticker().nanos();
     if (firstByteSeen) {
@@ -537,6 +548,31 @@ final class ProxyExchange implements UpstreamHandler.Listener {
     }
   }
 
+  /** The router now waits for the client to take bytes; it gets {@code timeouts.client} to do so. */
+  private void armClientTimer() {
+    if (clientTimer == null && !done) {
+      clientTimer = loop.schedule(this::onClientTimeout, px.config().timeouts().client().toNanos(), TimeUnit.NANOSECONDS);
+    }
+  }
+
+  private void cancelClientTimer() {
+    if (clientTimer != null) {
+      clientTimer.cancel(false);
+      clientTimer = null;
+    }
+  }
+
+  private void onClientTimeout() {
+    clientTimer = null;
+    if (done) {
+      return;
+    }
+    LOG.log(Level.INFO, () -> requestId + ": client read nothing for " + px.config().timeouts().client().toMillis()
+        + " ms; closing its connection");
+    closeUpstream();
+    finish(Outcome.CANCELLED, false);
+  }
+
   private void onTimer() {
     timer = null;
     if (done || upstream == null) {
@@ -624,6 +660,7 @@ final class ProxyExchange implements UpstreamHandler.Listener {
     }
     done = true;
     cancelTimer();
+    cancelClientTimer();
     closeUpstream();
     releaseLease();
     long now = px.ticker().nanos();

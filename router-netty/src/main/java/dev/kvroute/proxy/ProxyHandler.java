@@ -34,7 +34,9 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.TimeUnit;
 
 /**
  * The last handler of a client connection: serves one request at a time, in order.
@@ -48,6 +50,12 @@ import java.util.concurrent.ThreadLocalRandom;
  * <p>Reading: auto-read is off. While a request is being served one read stays pending, so a client
  * that disconnects is noticed at once (and its upstream request aborted); requests pipelined behind
  * it are queued and no further read is issued until they are served.
+ *
+ * <p>Client timeout ({@code timeouts.client}): while no request is in progress (the connection is new
+ * or its last response is complete), the next request must arrive in full within the timeout. If it
+ * does not, a request whose body is still arriving is answered 408 and the connection closed;
+ * otherwise (an idle keep-alive connection, or a head still arriving) the connection is closed
+ * silently. So neither idle keep-alive connections nor slow-header clients hold connections forever.
  *
  * <p>Pipeline: {@code HttpServerCodec} → {@link RequestAggregator} → this.
  *
@@ -63,6 +71,7 @@ final class ProxyHandler extends ChannelInboundHandlerAdapter {
   private ProxyExchange exchange;
   private boolean busy;
   private boolean closing;
+  private ScheduledFuture<?> requestTimer;
 
   ProxyHandler(ProxyContext px) {
     this.px = px;
@@ -75,6 +84,7 @@ final class ProxyHandler extends ChannelInboundHandlerAdapter {
 
   @Override
   public void channelActive(ChannelHandlerContext ctx) {
+    awaitRequest();
     ctx.read();
     ctx.fireChannelActive();
   }
@@ -95,6 +105,7 @@ final class ProxyHandler extends ChannelInboundHandlerAdapter {
   @Override
   public void channelInactive(ChannelHandlerContext ctx) {
     closing = true;
+    cancelRequestTimer();
     releaseQueued();
     if (exchange != null) {
       exchange.onClientClosed();
@@ -131,12 +142,46 @@ final class ProxyHandler extends ChannelInboundHandlerAdapter {
     if (next != null) {
       serve(next);
     } else {
+      awaitRequest();
       ctx.read();
+    }
+  }
+
+  /** No request is in progress: the next one must arrive in full within {@code timeouts.client}. */
+  private void awaitRequest() {
+    cancelRequestTimer();
+    requestTimer = ctx.executor().schedule(this::onRequestTimeout,
+        px.config().timeouts().client().toNanos(), TimeUnit.NANOSECONDS);
+  }
+
+  private void cancelRequestTimer() {
+    if (requestTimer != null) {
+      requestTimer.cancel(false);
+      requestTimer = null;
+    }
+  }
+
+  private void onRequestTimeout() {
+    requestTimer = null;
+    if (busy || closing) {
+      return;
+    }
+    closing = true;
+    releaseQueued();
+    RequestAggregator aggregator = ctx.pipeline().get(RequestAggregator.class);
+    if (aggregator != null && aggregator.inProgress()) {
+      aggregator.abandon();
+      px.metrics().rejected("unknown");
+      new RejectedRequest(HttpResponseStatus.REQUEST_TIMEOUT, "request not received in full within "
+          + px.config().timeouts().client().toMillis() + " ms").answer(ctx.channel());
+    } else {
+      ctx.close();
     }
   }
 
   private void serve(Object msg) {
     busy = true;
+    cancelRequestTimer();
     if (msg instanceof RejectedRequest) {
       RejectedRequest r = (RejectedRequest) msg;
       px.metrics().rejected("unknown");

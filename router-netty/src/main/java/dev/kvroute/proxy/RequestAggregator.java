@@ -152,6 +152,17 @@ final class RequestAggregator extends ChannelInboundHandlerAdapter {
     }
   }
 
+  /** Whether a request's head has arrived and its body is still incomplete. */
+  boolean inProgress() {
+    return head != null;
+  }
+
+  /** Drops the request in progress and discards everything read from now on (the connection is closing). */
+  void abandon() {
+    releaseBody();
+    draining = true;
+  }
+
   @Override
   public void channelReadComplete(ChannelHandlerContext ctx) {
     if ((head != null || draining) && !ctx.channel().config().isAutoRead()) {

@@ -163,6 +163,11 @@ public final class ServeCommand implements Callable<Integer> {
   @Option(names = "--idle-timeout", paramLabel = "DUR", description = "Longest wait for the backend between chunks (default 120s).")
   String idleTimeout;
 
+  @YamlKey("timeouts.client")
+  @Option(names = "--client-timeout", paramLabel = "DUR",
+      description = "Longest wait for a client's next request (idle keep-alive closed; partial request 408) or for it to read (default 60s).")
+  String clientTimeout;
+
   @YamlKey("limits.maxBodyBytes")
   @Option(names = "--max-body-bytes", paramLabel = "N", description = "Largest request body; 413 beyond (default 67108864).")
   Long maxBodyBytes;

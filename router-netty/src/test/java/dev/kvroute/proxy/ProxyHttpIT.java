@@ -49,7 +49,7 @@ final class ProxyHttpIT {
           .withEventLoopThreads(1) // one loop here catches ordering assumptions; the other ITs use several
           .withPolicy("round-robin")
           .withLimits(new LimitConfig(64 << 10, 4096, 2048))
-          .withTimeouts(new TimeoutConfig(Duration.ofSeconds(1), Duration.ofSeconds(2), Duration.ofSeconds(1)))
+          .withTimeouts(new TimeoutConfig(Duration.ofSeconds(1), Duration.ofSeconds(2), Duration.ofSeconds(1), Duration.ofSeconds(60)))
           .withHealthCheck(new HealthCheckConfig(true, "/health", Duration.ofMillis(200), Duration.ofSeconds(1), 2, 1))
           .withBackendUrls(List.of(A.get().uri(), B.get().uri()))));
 
