@@ -4,16 +4,20 @@
 # to an engine, and brings the stack down, checking that nothing of it is left.
 #
 # Needs: the image $KVROUTE_IMAGE (default kvroute:local) built, docker-compose (Debian's 1.29 or
-# the compose plugin), curl. The router is published on $KVROUTE_PORT (default 18080 here, to stay
-# off a developer's 8080) and the engines on $ENGINE_1_PORT.. (18001..18004). Exit status 0 when
-# every check passed.
+# the compose plugin), curl, python3. The router is published on $KVROUTE_PORT and the engines on
+# $ENGINE_1_PORT..$ENGINE_4_PORT, each a free port by default. Exit status 0 when every check passed.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
+# A free TCP port on this host (the kernel picks it), so the test does not collide with anything
+# already listening, e.g. a developer's router on 8080.
+free_port() {
+  python3 -c 'import socket; s = socket.socket(); s.bind(("", 0)); print(s.getsockname()[1]); s.close()'
+}
 export KVROUTE_IMAGE="${KVROUTE_IMAGE:-kvroute:local}"
-export KVROUTE_PORT="${KVROUTE_PORT:-18080}"
-export ENGINE_1_PORT="${ENGINE_1_PORT:-18001}" ENGINE_2_PORT="${ENGINE_2_PORT:-18002}"
-export ENGINE_3_PORT="${ENGINE_3_PORT:-18003}" ENGINE_4_PORT="${ENGINE_4_PORT:-18004}"
+export KVROUTE_PORT="${KVROUTE_PORT:-$(free_port)}"
+export ENGINE_1_PORT="${ENGINE_1_PORT:-$(free_port)}" ENGINE_2_PORT="${ENGINE_2_PORT:-$(free_port)}"
+export ENGINE_3_PORT="${ENGINE_3_PORT:-$(free_port)}" ENGINE_4_PORT="${ENGINE_4_PORT:-$(free_port)}"
 project="kvroute-smoke"
 if command -v docker-compose >/dev/null 2>&1; then
   compose=(docker-compose -p "$project")
@@ -44,6 +48,7 @@ trap on_exit EXIT
 
 start=$(date +%s)
 # --no-build: the stack must come up from the local image alone; nothing is pulled or built.
+echo "compose-smoke: router on :$KVROUTE_PORT, engines on :$ENGINE_1_PORT :$ENGINE_2_PORT :$ENGINE_3_PORT :$ENGINE_4_PORT"
 "${compose[@]}" up -d --no-build
 echo "compose-smoke: up in $(( $(date +%s) - start ))s (engines healthy before the router starts)"
 
