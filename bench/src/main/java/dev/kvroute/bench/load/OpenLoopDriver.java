@@ -30,7 +30,7 @@ import java.util.concurrent.atomic.LongAdder;
  * <p>Arrivals are open-loop: request {@code i} is sent at its arrival time divided by the time scale
  * (wall seconds from the start), whatever earlier responses did. Its body ({@link
  * CompletionRequests#body}: token-id prompt, {@code max_tokens}, {@code ignore_eos}, streamed with
- * usage) is built ahead of time by a builder thread that stays at most 256 requests ahead of the
+ * usage) is built ahead of time by a builder thread that stays at most 32 requests ahead of the
  * sender (or at send time if the builder is behind), so building it delays no send; its session key, if any, also goes in the {@value
  * ChatRequests#SESSION_HEADER} header. TTFT is measured from just before the request is written to the
  * first non-empty text chunk, times the time scale; later text chunks are not parsed (the reply is
@@ -42,7 +42,7 @@ import java.util.concurrent.atomic.LongAdder;
  */
 public final class OpenLoopDriver {
   private static final int ERROR_SAMPLES = 5;
-  private static final int LOOK_AHEAD = 256;
+  private static final int LOOK_AHEAD = 32;
   private static final byte[] EMPTY = new byte[0];
 
   private OpenLoopDriver() {}

@@ -3,7 +3,6 @@ package dev.kvroute.bench.workload;
 import dev.kvroute.core.request.Endpoint;
 import dev.kvroute.core.request.PromptSegment;
 import dev.kvroute.core.request.RequestView;
-import java.nio.charset.StandardCharsets;
 import java.util.List;
 
 /**
@@ -32,24 +31,56 @@ public final class CompletionRequests {
    *
    * @param sessionKey the {@code user} field, or {@code null} for none (must need no JSON escaping
    *     beyond ASCII letters, digits and {@code -_.:})
-   * @throws IllegalArgumentException if {@code sessionKey} has other characters
+   * @throws IllegalArgumentException if {@code sessionKey} has other characters, or a token id is negative
    */
   public static byte[] body(String model, String sessionKey, int[] promptTokens, int maxTokens) {
-    StringBuilder sb = new StringBuilder(160 + promptTokens.length * 7);
-    sb.append("{\"model\":\"").append(plain("model", model)).append("\",\"prompt\":[");
+    String head = "{\"model\":\"" + plain("model", model) + "\",\"prompt\":[";
+    String tail =
+        "],\"max_tokens\":" + maxTokens
+            + ",\"ignore_eos\":true,\"stream\":true,\"stream_options\":{\"include_usage\":true}"
+            + (sessionKey == null ? "" : ",\"user\":\"" + plain("sessionKey", sessionKey) + "\"")
+            + "}";
+    int size = head.length() + tail.length() + Math.max(0, promptTokens.length - 1);
+    for (int i = 0; i < promptTokens.length; i++) {
+      if (promptTokens[i] < 0) {
+        throw new IllegalArgumentException(
+            "promptTokens[" + i + "]: " + promptTokens[i] + " (expected: a non-negative token id)");
+      }
+      size += digits(promptTokens[i]);
+    }
+    byte[] out = new byte[size];
+    int at = ascii(head, out, 0);
     for (int i = 0; i < promptTokens.length; i++) {
       if (i > 0) {
-        sb.append(',');
+        out[at++] = ',';
       }
-      sb.append(promptTokens[i]);
+      int t = promptTokens[i];
+      int n = digits(t);
+      for (int j = at + n - 1; j >= at; j--) {
+        out[j] = (byte) ('0' + t % 10);
+        t /= 10;
+      }
+      at += n;
     }
-    sb.append("],\"max_tokens\":").append(maxTokens)
-        .append(",\"ignore_eos\":true,\"stream\":true,\"stream_options\":{\"include_usage\":true}");
-    if (sessionKey != null) {
-      sb.append(",\"user\":\"").append(plain("sessionKey", sessionKey)).append('"');
+    ascii(tail, out, at);
+    return out;
+  }
+
+  /** Characters of the non-negative {@code v} in decimal. */
+  private static int digits(int v) {
+    int n = 1;
+    while (v >= 10) {
+      v /= 10;
+      n++;
     }
-    sb.append('}');
-    return sb.toString().getBytes(StandardCharsets.US_ASCII);
+    return n;
+  }
+
+  private static int ascii(String s, byte[] out, int at) {
+    for (int i = 0; i < s.length(); i++) {
+      out[at++] = (byte) s.charAt(i);
+    }
+    return at;
   }
 
   private static String plain(String name, String s) {
