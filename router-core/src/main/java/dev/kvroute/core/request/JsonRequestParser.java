@@ -311,30 +311,32 @@ final class JsonRequestParser implements RequestParser {
     List<PromptSegment> out = new ArrayList<>(b.messages.size());
     for (int i = 0; i < b.messages.size(); i++) {
       Object m = b.messages.get(i);
-      String at = "messages." + i;
       if (!(m instanceof Message)) {
-        throw wrongType(at, "a message object", (JsonNode) m);
+        throw wrongType("messages." + i, "a message object", (JsonNode) m);
       }
-      out.add(chatMessage(b, (Message) m, at));
+      out.add(chatMessage(b, (Message) m, i));
     }
     return out;
   }
 
-  private static PromptSegment chatMessage(Body b, Message m, String at)
+  private static PromptSegment chatMessage(Body b, Message m, int index)
       throws InvalidRequestException {
     JsonNode role = m.role;
+    if (m.contentSpan != null
+        && role != null
+        && role.isTextual()
+        && isAbsent(m.name)
+        && isAbsent(m.toolCalls)
+        && isAbsent(m.functionCall)) {
+      return segment(b, role.textValue(), m.contentSpan); // the common case: no path string built
+    }
+    String at = "messages." + index;
     if (isAbsent(role)) {
       throw new InvalidRequestException(
           at + ".role: missing (expected: a string such as user or assistant)", at + ".role");
     }
     if (!role.isTextual()) {
       throw wrongType(at + ".role", "a string", role);
-    }
-    if (m.contentSpan != null
-        && isAbsent(m.name)
-        && isAbsent(m.toolCalls)
-        && isAbsent(m.functionCall)) {
-      return segment(b, role.textValue(), m.contentSpan);
     }
     StringBuilder text = new StringBuilder();
     JsonNode name = m.name;
