@@ -10,8 +10,10 @@ import dev.kvroute.engine.server.MockEngineOptions;
 import dev.kvroute.engine.server.MockEngineServer;
 import java.io.PrintWriter;
 import java.util.Locale;
+import java.util.Map;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CountDownLatch;
+import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
@@ -30,12 +32,31 @@ import picocli.CommandLine.Spec;
     name = "mock-engine",
     mixinStandardHelpOptions = true,
     sortOptions = false,
-    description = {
-      "Runs vLLM-compatible mock engines: OpenAI chat/completions (streaming and not), /v1/models,",
-      "/health, /metrics with vLLM's names; a KV block pool with prefix caching and LRU eviction; a",
-      "prefill/decode cost model; fault injection. Times are reported in model seconds (wall x scale)."
-    })
+    description = "Runs vLLM-compatible mock engines: OpenAI chat/completions (streaming and not), /v1/models,"
+        + " /health, /metrics with vLLM's names; a KV block pool with prefix caching and LRU eviction; a"
+        + " prefill/decode cost model; fault injection. Times are reported in model seconds (wall x scale).")
 public final class MockEngineCommand implements Callable<Integer> {
+  /** Option fields of the engine's builders by the flag that sets them, for error messages. */
+  private static final Map<String, String> FLAGS = Map.ofEntries(
+      Map.entry("port", "--port"),
+      Map.entry("modelName", "--model"),
+      Map.entry("kvCapacityTokens", "--kv-capacity-tokens"),
+      Map.entry("numGpuBlocks", "--num-gpu-blocks"),
+      Map.entry("blockSizeTokens", "--block-size"),
+      Map.entry("scheduler", "--scheduler"),
+      Map.entry("maxNumBatchedTokens", "--max-num-batched-tokens"),
+      Map.entry("maxNumSeqs", "--max-num-seqs"),
+      Map.entry("maxModelLen", "--max-model-len"),
+      Map.entry("prefillTokensPerSecond", "--prefill-tokens-per-second"),
+      Map.entry("prefillOverheadSeconds", "--prefill-overhead-seconds"),
+      Map.entry("decodeTokensPerSecond", "--decode-tokens-per-second or --itl-seconds"),
+      Map.entry("timeScale", "--time-scale"),
+      Map.entry("meanOutputTokens", "--mean-output-tokens"),
+      Map.entry("tokenizer", "--tokenizer"),
+      Map.entry("fault", "--fault"),
+      Map.entry("faultProbability", "--fault-probability"),
+      Map.entry("health fault", "--health-fault"),
+      Map.entry("ioThreads", "--io-threads"));
 
   @Spec CommandSpec spec;
 
@@ -188,8 +209,15 @@ public final class MockEngineCommand implements Callable<Integer> {
           .ioThreads(ioThreads)
           .build();
     } catch (IllegalArgumentException e) {
-      throw new ParameterException(spec.commandLine(), e.getMessage(), e);
+      throw new ParameterException(spec.commandLine(), withFlagName(e.getMessage()), e);
     }
+  }
+
+  /** {@code "kvCapacityTokens: 0 (...)"} → {@code "--kv-capacity-tokens: 0 (...)"}. */
+  static String withFlagName(String message) {
+    int colon = message == null ? -1 : message.indexOf(':');
+    String flag = colon < 0 ? null : FLAGS.get(message.substring(0, colon));
+    return flag == null ? message : flag + message.substring(colon);
   }
 
   @Override
@@ -197,8 +225,26 @@ public final class MockEngineCommand implements Callable<Integer> {
     if (replicas < 1) {
       throw new ParameterException(spec.commandLine(), "--replicas: " + replicas + " (expected: >= 1)");
     }
+    if (port > 0 && (long) port + replicas - 1 > 65_535) {
+      throw new ParameterException(spec.commandLine(), "--port: " + port + " with --replicas " + replicas
+          + " (expected: port + replicas - 1 <= 65535)");
+    }
     MockEngineOptions options = options();
-    MockEngineFleet fleet = MockEngineFleet.start(options, replicas);
+    try {
+      // loads and warms up the tokenizer before any replica listens
+      MockEngineServer.sharedPromptTokenizer(options.tokenizer());
+    } catch (IllegalArgumentException e) {
+      throw new ParameterException(spec.commandLine(), withFlagName(e.getMessage()), e);
+    }
+    MockEngineFleet fleet;
+    try {
+      fleet = MockEngineFleet.start(options, replicas);
+    } catch (IllegalStateException e) {
+      PrintWriter err = spec.commandLine().getErr();
+      err.println("kvroute mock-engine: " + e.getMessage());
+      err.flush();
+      return CommandLine.ExitCode.SOFTWARE;
+    }
     CountDownLatch stopped = new CountDownLatch(1);
     Runtime.getRuntime().addShutdownHook(new Thread(() -> {
       fleet.close();

@@ -45,6 +45,7 @@ final class GenerationExchange implements EngineDriver.Sink {
       boolean includeUsage,
       boolean continuousUsage,
       boolean keepAlive,
+      boolean http10,
       String responseId,
       String requestIdHeader,
       long created,
@@ -119,9 +120,13 @@ final class GenerationExchange implements EngineDriver.Sink {
   void start() {
     if (p.stream()) {
       HttpResponse res = new DefaultHttpResponse(HttpVersion.HTTP_1_1, HttpResponseStatus.OK);
+      Responses.serverHeaders(res.headers());
       res.headers().set(HttpHeaderNames.CONTENT_TYPE, "text/event-stream; charset=utf-8");
       res.headers().set("x-request-id", p.requestIdHeader());
-      HttpUtil.setTransferEncodingChunked(res, true);
+      if (!p.http10()) {
+        // an HTTP/1.0 client cannot read chunks: as uvicorn (h11), the body then ends with the close
+        HttpUtil.setTransferEncodingChunked(res, true);
+      }
       if (!p.keepAlive()) {
         res.headers().set(HttpHeaderNames.CONNECTION, HttpHeaderValues.CLOSE);
       }
@@ -245,6 +250,7 @@ final class GenerationExchange implements EngineDriver.Sink {
     int closeAfter = p.fault().closeAfterChunks();
     FullHttpResponse res = new DefaultFullHttpResponse(HttpVersion.HTTP_1_1, HttpResponseStatus.OK,
         Unpooled.wrappedBuffer(body, 0, closeAfter >= 0 ? Math.min(closeAfter, body.length) : body.length));
+    Responses.serverHeaders(res.headers());
     res.headers().set(HttpHeaderNames.CONTENT_TYPE, "application/json");
     res.headers().set("x-request-id", p.requestIdHeader());
     HttpUtil.setContentLength(res, body.length);

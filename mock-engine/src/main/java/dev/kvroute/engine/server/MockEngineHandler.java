@@ -48,6 +48,8 @@ final class MockEngineHandler extends ChannelInboundHandlerAdapter {
   static final ObjectMapper MAPPER = new ObjectMapper();
   static final String FAULT_HEADER = "x-mock-fault";
   private static final String VERSION = "0.11.0+kvroute.mock";
+  /** Unused ids tolerated between vocabulary ids (o200k_base has 19 before {@code <|endofprompt|>}). */
+  private static final int VOCABULARY_GAP = 64;
 
   private final NettyMockEngine engine;
   private final ArrayDeque<FullHttpRequest> pending = new ArrayDeque<>();
@@ -393,7 +395,13 @@ final class MockEngineHandler extends ChannelInboundHandlerAdapter {
     Integer maxTokensField;
     try {
       stream = bool(root, "stream", false);
-      n = integer(root, "n", 1, 1);
+      n = integer(root, "n", 1, Integer.MIN_VALUE);
+      if (n < 1) {
+        // SamplingParams._verify_args (a ValueError, answered 400 BadRequestError)
+        respondJson(req, 400, Responses.error(400, Responses.BAD_REQUEST_ERROR,
+            "n must be at least 1, got " + n + ".", "n"), echoId);
+        return;
+      }
       minTokens = integer(root, "min_tokens", 0, 0);
       ignoreEos = bool(root, "ignore_eos", false);
       JsonNode seedNode = root.get("seed");
@@ -423,6 +431,11 @@ final class MockEngineHandler extends ChannelInboundHandlerAdapter {
       prompts = prompts(req, endpoint, root);
     } catch (InvalidRequestException e) {
       respondJson(req, 400, Responses.error(400, Responses.BAD_REQUEST, e.getMessage(), e.param()), echoId);
+      return;
+    }
+    String invalidPrompt = invalidPrompt(prompts);
+    if (invalidPrompt != null) {
+      respondJson(req, 400, Responses.error(400, Responses.BAD_REQUEST_ERROR, invalidPrompt, null), echoId);
       return;
     }
     int maxLen = cfg.maxModelLen();
@@ -472,10 +485,11 @@ final class MockEngineHandler extends ChannelInboundHandlerAdapter {
       idBase = rid != null && rid.isTextual() ? rid.asText() : echoId;
     }
     String responseId = (endpoint == Endpoint.CHAT_COMPLETIONS ? "chatcmpl-" : "cmpl-") + idBase;
+    boolean http10 = req.protocolVersion().equals(HttpVersion.HTTP_1_0);
     GenerationExchange.Params params = new GenerationExchange.Params(
         endpoint == Endpoint.CHAT_COMPLETIONS, stream, includeUsage, continuousUsage,
-        HttpUtil.isKeepAlive(req), responseId, echoId, System.currentTimeMillis() / 1000, served,
-        fault, engine.options.enablePromptTokensDetails());
+        HttpUtil.isKeepAlive(req) && !(stream && http10), http10, responseId, echoId,
+        System.currentTimeMillis() / 1000, served, fault, engine.options.enablePromptTokensDetails());
     exchange = new GenerationExchange(this, ctx, engine, params, prompts, n, maxTokens, minTokens, ignoreEos, seed);
     exchange.start();
   }
@@ -513,6 +527,41 @@ final class MockEngineHandler extends ChannelInboundHandlerAdapter {
       }
     }
     return prompts;
+  }
+
+  /**
+   * vLLM's input checks ({@code InputProcessor._validate_model_input} in {@code
+   * vllm/v1/engine/input_processor.py}, raised as {@code VLLMValidationError}, answered 400): an empty
+   * prompt ("The decoder prompt cannot be empty") and a token id beyond the vocabulary ("Token id N
+   * is out of vocabulary", checked on the largest id; vLLM compares it with the tokenizer's largest
+   * id, so an unused id inside the range, such as o200k_base's 199998, passes). Returns the message,
+   * or {@code null}.
+   */
+  private String invalidPrompt(List<int[]> prompts) {
+    int maxId = -1;
+    for (int[] p : prompts) {
+      if (p.length == 0) {
+        return "The decoder prompt cannot be empty";
+      }
+      for (int id : p) {
+        maxId = Math.max(maxId, id);
+      }
+    }
+    return withinVocabulary(maxId) ? null : "Token id " + maxId + " is out of vocabulary";
+  }
+
+  /** Whether {@code id} or one of the next {@value #VOCABULARY_GAP} ids decodes (gaps are inside the range). */
+  private boolean withinVocabulary(int id) {
+    long end = Math.min((long) id + VOCABULARY_GAP, Integer.MAX_VALUE);
+    for (long t = id; t <= end; t++) {
+      try {
+        engine.promptTokenizer.tokenizer().decode(new int[] {(int) t});
+        return true;
+      } catch (IllegalArgumentException unknown) {
+        // an unused id: look a little further
+      }
+    }
+    return false;
   }
 
   private FaultPlan chooseFault(String header) {
@@ -597,6 +646,7 @@ final class MockEngineHandler extends ChannelInboundHandlerAdapter {
   void respond(boolean keepAlive, int status, String contentType, ByteBuf body, String requestId) {
     FullHttpResponse res = new DefaultFullHttpResponse(
         HttpVersion.HTTP_1_1, HttpResponseStatus.valueOf(status), body);
+    Responses.serverHeaders(res.headers());
     if (contentType != null) {
       res.headers().set(HttpHeaderNames.CONTENT_TYPE, contentType);
     }

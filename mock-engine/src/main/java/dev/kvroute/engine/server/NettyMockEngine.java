@@ -1,5 +1,7 @@
 package dev.kvroute.engine.server;
 
+import dev.kvroute.core.request.Endpoint;
+import dev.kvroute.core.request.InvalidRequestException;
 import dev.kvroute.core.request.RequestParser;
 import dev.kvroute.core.tokenize.PromptTokenizer;
 import dev.kvroute.core.tokenize.SingleTokenVocabulary;
@@ -27,6 +29,7 @@ import io.netty.handler.codec.http.HttpObjectAggregator;
 import io.netty.handler.codec.http.HttpServerCodec;
 import io.netty.util.concurrent.DefaultThreadFactory;
 import java.net.InetSocketAddress;
+import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.SplittableRandom;
@@ -60,9 +63,34 @@ final class NettyMockEngine implements MockEngineServer {
   private Channel serverChannel;
   private int port;
 
-  /** The prompt tokenizer shared by every engine of this JVM for {@code encoding}. */
+  /**
+   * The prompt tokenizer shared by every engine of this JVM for {@code encoding}, loaded and warmed up
+   * on first use (by the thread starting the engine, before it listens).
+   */
   static PromptTokenizer sharedPromptTokenizer(String encoding) {
-    return TOKENIZERS.computeIfAbsent(encoding, name -> PromptTokenizer.create(Tokenizer.jtokkit(name)));
+    return TOKENIZERS.computeIfAbsent(encoding, name -> warmedUp(PromptTokenizer.create(Tokenizer.jtokkit(name))));
+  }
+
+  /**
+   * Runs a chat and a completions body through the request parser, the tokenizer and Jackson, so that
+   * the first request (and a health probe queued behind it on the event loop) does not pay for class
+   * loading and the tokenizer's cold start.
+   */
+  private static PromptTokenizer warmedUp(PromptTokenizer tokenizer) {
+    RequestParser parser = RequestParser.create();
+    byte[] chat = ("{\"model\":\"warm-up\",\"messages\":[{\"role\":\"system\",\"content\":\"You are a helpful"
+        + " assistant.\"},{\"role\":\"user\",\"content\":\"Warm up, please: \\u00e9t\\u00e9 \\u2014 caf\\u00e9.\"}],"
+        + "\"max_tokens\":1,\"stream\":true,\"stream_options\":{\"include_usage\":true}}").getBytes(StandardCharsets.UTF_8);
+    byte[] completion = "{\"model\":\"warm-up\",\"prompt\":\"Warm up, please.\",\"max_tokens\":1}"
+        .getBytes(StandardCharsets.UTF_8);
+    try {
+      tokenizer.tokenize(parser.parse(Endpoint.CHAT_COMPLETIONS, chat, header -> null));
+      tokenizer.tokenize(parser.parse(Endpoint.COMPLETIONS, completion, header -> null));
+      MockEngineHandler.MAPPER.readTree(chat);
+    } catch (InvalidRequestException | java.io.IOException e) {
+      throw new IllegalStateException("warm-up request rejected: " + e.getMessage(), e);
+    }
+    return tokenizer;
   }
 
   private NettyMockEngine(MockEngineOptions options, EventLoop loop, EventLoopGroup ownedGroup) {
@@ -148,7 +176,7 @@ final class NettyMockEngine implements MockEngineServer {
       Thread.currentThread().interrupt();
       throw new IllegalStateException("interrupted while binding " + options.host() + ":" + requestedPort, e);
     } catch (Exception e) {
-      throw new IllegalStateException("cannot bind " + options.host() + ":" + requestedPort + ": " + e, e);
+      throw new IllegalStateException("cannot listen on " + options.host() + ":" + requestedPort + ": " + e.getMessage(), e);
     }
     port = ((InetSocketAddress) serverChannel.localAddress()).getPort();
   }

@@ -1,5 +1,10 @@
 package dev.kvroute.engine.server;
 
+import io.netty.handler.codec.DateFormatter;
+import io.netty.handler.codec.http.HttpHeaderNames;
+import io.netty.handler.codec.http.HttpHeaders;
+import java.util.Date;
+
 /**
  * Bodies of vLLM's error responses ({@code ErrorResponse} in {@code
  * vllm/entrypoints/openai/engine/protocol.py}): {@code {"error":{"message","type","param","code"}}},
@@ -13,7 +18,25 @@ final class Responses {
   static final String NOT_FOUND_ERROR = "NotFoundError";
   static final String INTERNAL_SERVER_ERROR = "InternalServerError";
 
+  private static volatile CachedDate date = new CachedDate(0, "");
+
   private Responses() {}
+
+  /**
+   * The headers uvicorn (vLLM's HTTP server) puts on every response, first: {@code date} (RFC 1123,
+   * formatted once per second) and {@code server: uvicorn}.
+   */
+  static void serverHeaders(HttpHeaders h) {
+    long second = System.currentTimeMillis() / 1000;
+    CachedDate d = date;
+    if (d.second != second) {
+      d = new CachedDate(second, DateFormatter.format(new Date(second * 1000)));
+      date = d;
+    }
+    h.set(HttpHeaderNames.DATE, d.text).set(HttpHeaderNames.SERVER, "uvicorn");
+  }
+
+  private record CachedDate(long second, String text) {}
 
   static String error(int code, String type, String message, String param) {
     StringBuilder sb = new StringBuilder(128 + message.length());

@@ -365,4 +365,81 @@ class MockEngineServerIT {
       assertThat(a2.get("usage").get("prompt_tokens_details").get("cached_tokens").asInt()).isPositive();
     }
   }
+
+  @Test
+  void emptyPromptIsVllms400NotA500() throws Exception {
+    start(engine().build(), false);
+    String url = server.url();
+    for (String body : List.of("{\"prompt\":\"\",\"max_tokens\":1}", "{\"prompt\":[\"a\",\"\"],\"max_tokens\":1}")) {
+      HttpResponse<String> r = Http.post(url + "/v1/completions", body);
+      assertThat(r.statusCode()).as(body).isEqualTo(400);
+      assertThat(json(r.body()).get("error").get("message").asText()).isEqualTo("The decoder prompt cannot be empty");
+      assertThat(json(r.body()).get("error").get("type").asText()).isEqualTo("BadRequestError");
+    }
+    assertThat(server.stats().running() + server.stats().waiting()).isZero();
+  }
+
+  @Test
+  void tokenIdBeyondTheVocabularyIsVllms400() throws Exception {
+    start(engine().build(), false);
+    HttpResponse<String> r = Http.post(server.url() + "/v1/completions", "{\"prompt\":[1,2000000000],\"max_tokens\":1}");
+    assertThat(r.statusCode()).isEqualTo(400);
+    assertThat(json(r.body()).get("error").get("message").asText()).isEqualTo("Token id 2000000000 is out of vocabulary");
+    // an unused id inside the vocabulary's range is accepted, as vLLM compares with the largest id only
+    assertThat(Http.post(server.url() + "/v1/completions", "{\"prompt\":[199998],\"max_tokens\":1}").statusCode())
+        .isEqualTo(200);
+  }
+
+  @Test
+  void nBelowOneAndZeroMaxTokensAreSamplingParamsErrors() throws Exception {
+    start(engine().build(), false);
+    HttpResponse<String> r = Http.post(server.url() + "/v1/chat/completions", chat("x", 2, ",\"n\":0"));
+    assertThat(r.statusCode()).isEqualTo(400);
+    assertThat(json(r.body()).get("error").get("message").asText()).isEqualTo("n must be at least 1, got 0.");
+    assertThat(json(r.body()).get("error").get("type").asText()).isEqualTo("BadRequestError");
+    r = Http.post(server.url() + "/v1/chat/completions", chat("x", 0, ""));
+    assertThat(r.statusCode()).isEqualTo(400);
+    assertThat(json(r.body()).get("error").get("message").asText()).isEqualTo("max_tokens must be at least 1, got 0.");
+  }
+
+  @Test
+  void everyResponseCarriesUvicornsDateAndServerHeaders() throws Exception {
+    start(engine().build(), false);
+    String url = server.url();
+    List<HttpResponse<String>> responses = List.of(
+        Http.get(url + "/health"),
+        Http.get(url + "/v1/models"),
+        Http.get(url + "/v1/nothing"),
+        Http.post(url + "/v1/chat/completions", chat("x", 1, "")),
+        Http.post(url + "/v1/chat/completions", chat("x", 1, ",\"stream\":true")),
+        Http.post(url + "/v1/completions", "{\"prompt\":\"\"}"));
+    for (HttpResponse<String> r : responses) {
+      assertThat(r.headers().firstValue("server")).as(r.uri() + " " + r.statusCode()).hasValue("uvicorn");
+      assertThat(r.headers().firstValue("date")).as(r.uri() + " " + r.statusCode())
+          .hasValueSatisfying(d -> assertThat(d).matches("[A-Z][a-z]{2}, \\d{2} [A-Z][a-z]{2} \\d{4} \\d{2}:\\d{2}:\\d{2} GMT"));
+    }
+  }
+
+  @Test
+  void http10StreamIsCloseDelimitedNotChunked() throws Exception {
+    start(engine().build(), false);
+    byte[] body = chat("x", 2, ",\"stream\":true").getBytes(java.nio.charset.StandardCharsets.UTF_8);
+    try (java.net.Socket s = new java.net.Socket("127.0.0.1", server.port())) {
+      s.setSoTimeout(10_000);
+      s.getOutputStream().write(("POST /v1/chat/completions HTTP/1.0\r\nContent-Type: application/json\r\n"
+          + "Content-Length: " + body.length + "\r\n\r\n").getBytes(java.nio.charset.StandardCharsets.US_ASCII));
+      s.getOutputStream().write(body);
+      String all = new String(s.getInputStream().readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
+      String head = all.substring(0, all.indexOf("\r\n\r\n")).toLowerCase(java.util.Locale.ROOT);
+      assertThat(head).doesNotContain("transfer-encoding").contains("connection: close");
+      assertThat(all.substring(all.indexOf("\r\n\r\n") + 4)).startsWith("data: {").endsWith("data: [DONE]\n\n");
+    }
+  }
+
+  @Test
+  void tokenizerIsLoadedAndWarmedUpBeforeTheEngineListens() {
+    server = MockEngineServer.start(MockEngineOptions.builder().engine(engine().build()).tokenizer("p50k_base").build());
+    assertThat(MockEngineServer.sharedPromptTokenizer("p50k_base").cachedPieces())
+        .as("pieces the warm-up request encoded before any request arrived").isPositive();
+  }
 }
