@@ -60,7 +60,7 @@ import org.openjdk.jmh.annotations.Warmup;
  * <p>8 backends x 200K tokens, page 16, default tokenizer ({@code o200k_base}), {@code cache-aware}
  * with default thresholds. The new message is drawn and the body assembled (and for
  * {@code routeTokens}, parsed and tokenized) in a per-invocation setup, outside the measured time;
- * each invocation takes over 100 microseconds, so the setup's timestamps do not distort it.
+ * each invocation takes tens of microseconds or more, so the setup's timestamps distort it little.
  * Target: p99 under 1 ms (issue 2).
  *
  * <p>Run (after {@code mvn -B -q -o -pl router-core install -DskipTests} and

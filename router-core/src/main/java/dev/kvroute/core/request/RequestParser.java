@@ -43,7 +43,9 @@ public interface RequestParser {
   String DEFAULT_SESSION_FIELD = "user";
 
   /**
-   * Parses {@code body} as a request to {@code endpoint}.
+   * Parses {@code body} as a request to {@code endpoint}. The view's text segments may refer to
+   * {@code body}'s bytes and decode them later (see {@link PromptSegment}): keep the bytes unchanged
+   * while the view is in use.
    *
    * @param header looks up a request header by (lowercase) name, returning {@code null} if absent
    * @throws InvalidRequestException when the body is not a JSON object, a field has the wrong type,
