@@ -7,8 +7,11 @@ import dev.kvroute.engine.model.EngineStats;
  * One mock engine's {@code /metrics}, in the Prometheus text format with vLLM's exact metric names,
  * labels ({@code model_name}, {@code engine}) and histogram buckets ({@code
  * vllm/v1/metrics/loggers.py}), written directly because Micrometer cannot produce names with colons.
- * Counters are exposed with the {@code _total} suffix, histograms with {@code _bucket}, {@code _sum}
- * and {@code _count}, as {@code prometheus_client} does. Every time is in model seconds.
+ * Written as {@code prometheus_client}'s {@code generate_latest} writes them: counters with the
+ * {@code _total} suffix on the samples and on their {@code HELP} and {@code TYPE} lines, histograms
+ * with {@code _bucket}, {@code _count} and {@code _sum}, and labels sorted by name on every sample
+ * ({@code engine}, {@code finished_reason}, {@code le}, {@code model_name}). Every time is in model
+ * seconds.
  *
  * <p>Not thread-safe: updated and rendered on the engine's event loop.
  */
@@ -61,13 +64,19 @@ final class EngineMetrics {
   long successAbort;
 
   private final String labels;
+  /** {@code engine="0",}: the labels sorting before {@code finished_reason} and {@code le}. */
+  private final String before;
+  /** {@code ,model_name="..."}: the label sorting after them. */
+  private final String after;
   private final String modelName;
   private final String engine;
 
   EngineMetrics(String modelName, String engine) {
     this.modelName = modelName;
     this.engine = engine;
-    this.labels = "engine=" + label(engine) + ",model_name=" + label(modelName);
+    this.before = "engine=" + label(engine) + ",";
+    this.after = ",model_name=" + label(modelName);
+    this.labels = "engine=" + label(engine) + after;
   }
 
   void finished(String reason) {
@@ -99,8 +108,8 @@ final class EngineMetrics {
     counter(sb, "vllm:prompt_tokens", "Number of prefill tokens processed.", stats.promptTokens());
     counter(sb, "vllm:generation_tokens", "Number of generation tokens processed.", stats.generationTokens());
 
-    sb.append("# HELP vllm:request_success Count of successfully processed requests.\n");
-    sb.append("# TYPE vllm:request_success counter\n");
+    sb.append("# HELP vllm:request_success_total Count of successfully processed requests.\n");
+    sb.append("# TYPE vllm:request_success_total counter\n");
     success(sb, "stop", successStop);
     success(sb, "length", successLength);
     success(sb, "abort", successAbort);
@@ -134,12 +143,12 @@ final class EngineMetrics {
     sb.append("# HELP kvroute_mock_time_scale Model seconds per wall-clock second.\n");
     sb.append("# TYPE kvroute_mock_time_scale gauge\n");
     sb.append("kvroute_mock_time_scale{").append(kv).append("} ").append(num(timeScale)).append('\n');
-    sb.append("# HELP kvroute_mock_prefill_busy_seconds Model seconds the engine spent computing prefill.\n");
-    sb.append("# TYPE kvroute_mock_prefill_busy_seconds counter\n");
+    sb.append("# HELP kvroute_mock_prefill_busy_seconds_total Model seconds the engine spent computing prefill.\n");
+    sb.append("# TYPE kvroute_mock_prefill_busy_seconds_total counter\n");
     sb.append("kvroute_mock_prefill_busy_seconds_total{").append(kv).append("} ")
         .append(num(stats.prefillNanos() / 1e9)).append('\n');
-    sb.append("# HELP kvroute_mock_evicted_blocks Cached KV blocks evicted to make room.\n");
-    sb.append("# TYPE kvroute_mock_evicted_blocks counter\n");
+    sb.append("# HELP kvroute_mock_evicted_blocks_total Cached KV blocks evicted to make room.\n");
+    sb.append("# TYPE kvroute_mock_evicted_blocks_total counter\n");
     sb.append("kvroute_mock_evicted_blocks_total{").append(kv).append("} ")
         .append(num(stats.evictedBlocks())).append('\n');
     sb.append("# HELP kvroute_mock_cached_blocks KV blocks holding a cached prefix (held or evictable).\n");
@@ -150,8 +159,8 @@ final class EngineMetrics {
   }
 
   private void success(StringBuilder sb, String reason, long v) {
-    sb.append("vllm:request_success_total{").append(labels).append(",finished_reason=\"")
-        .append(reason).append("\"} ").append(num(v)).append('\n');
+    sb.append("vllm:request_success_total{").append(before).append("finished_reason=\"")
+        .append(reason).append('"').append(after).append("} ").append(num(v)).append('\n');
   }
 
   private void gauge(StringBuilder sb, String name, String help, double v) {
@@ -161,8 +170,8 @@ final class EngineMetrics {
   }
 
   private void counter(StringBuilder sb, String name, String help, double v) {
-    sb.append("# HELP ").append(name).append(' ').append(help).append('\n');
-    sb.append("# TYPE ").append(name).append(" counter\n");
+    sb.append("# HELP ").append(name).append("_total ").append(help).append('\n');
+    sb.append("# TYPE ").append(name).append("_total counter\n");
     sb.append(name).append("_total{").append(labels).append("} ").append(num(v)).append('\n');
   }
 
@@ -172,10 +181,11 @@ final class EngineMetrics {
     long cumulative = 0;
     for (int i = 0; i < h.bounds.length; i++) {
       cumulative += h.counts[i];
-      sb.append(name).append("_bucket{").append(labels).append(",le=\"").append(num(h.bounds[i]))
-          .append("\"} ").append(num(cumulative)).append('\n');
+      sb.append(name).append("_bucket{").append(before).append("le=\"").append(num(h.bounds[i]))
+          .append('"').append(after).append("} ").append(num(cumulative)).append('\n');
     }
-    sb.append(name).append("_bucket{").append(labels).append(",le=\"+Inf\"} ").append(num(h.count)).append('\n');
+    sb.append(name).append("_bucket{").append(before).append("le=\"+Inf\"").append(after).append("} ")
+        .append(num(h.count)).append('\n');
     sb.append(name).append("_count{").append(labels).append("} ").append(num(h.count)).append('\n');
     sb.append(name).append("_sum{").append(labels).append("} ").append(num(h.sum)).append('\n');
   }

@@ -232,16 +232,20 @@ class MockEngineServerIT {
     Http.post(server.url() + "/v1/chat/completions", chat("metrics please", 4, ""));
     String m = Http.get(server.url() + "/metrics").body();
     String labels = "engine=\"0\",model_name=\"" + MockEngineOptions.DEFAULT_MODEL + "\"";
-    assertThat(m).contains("# TYPE vllm:prompt_tokens counter\n")
+    String model = "model_name=\"" + MockEngineOptions.DEFAULT_MODEL + "\"";
+    // as prometheus_client writes them: counter families named with _total, labels sorted by name
+    assertThat(m).contains("# HELP vllm:prompt_tokens_total Number of prefill tokens processed.\n")
+        .contains("# TYPE vllm:prompt_tokens_total counter\n")
+        .contains("# TYPE vllm:request_success_total counter\n")
         .contains("# TYPE vllm:time_to_first_token_seconds histogram\n")
         .contains("vllm:num_requests_running{" + labels + "} 0.0\n")
         .contains("vllm:num_requests_waiting{" + labels + "} 0.0\n")
         .contains("vllm:kv_cache_usage_perc{" + labels + "} 0.0\n")
-        .contains("vllm:request_success_total{" + labels + ",finished_reason=\"length\"} 1.0\n")
-        .contains("vllm:request_success_total{" + labels + ",finished_reason=\"abort\"} 0.0\n")
+        .contains("vllm:request_success_total{engine=\"0\",finished_reason=\"length\"," + model + "} 1.0\n")
+        .contains("vllm:request_success_total{engine=\"0\",finished_reason=\"abort\"," + model + "} 0.0\n")
         .contains("vllm:generation_tokens_total{" + labels + "} 4.0\n")
-        .contains("vllm:time_to_first_token_seconds_bucket{" + labels + ",le=\"0.001\"} 0.0\n")
-        .contains("vllm:time_to_first_token_seconds_bucket{" + labels + ",le=\"+Inf\"} 1.0\n")
+        .contains("vllm:time_to_first_token_seconds_bucket{engine=\"0\",le=\"0.001\"," + model + "} 0.0\n")
+        .contains("vllm:time_to_first_token_seconds_bucket{engine=\"0\",le=\"+Inf\"," + model + "} 1.0\n")
         .contains("vllm:time_to_first_token_seconds_count{" + labels + "} 1.0\n")
         .contains("vllm:inter_token_latency_seconds_count{" + labels + "} 3.0\n")
         .contains("vllm:e2e_request_latency_seconds_count{" + labels + "} 1.0\n")
