@@ -32,6 +32,47 @@ public record Agreement(String policy, double hitRatePoints, double meanTtftRela
         real.busiestOverMean() - simulated.busiestOverMean());
   }
 
+  /**
+   * How far {@code real} is from the range the simulated runs span (e.g. runs with different timing
+   * jitter or tie-breaking seeds): 0 for a figure inside {@code [min, max]} of the runs, otherwise the
+   * distance to the nearest end (points, relative, or absolute as in {@link #of(PolicyFigures,
+   * PolicyFigures)}).
+   *
+   * @throws IllegalArgumentException if {@code simulated} is empty
+   */
+  public static Agreement ofRange(PolicyFigures real, List<PolicyFigures> simulated) {
+    if (simulated.isEmpty()) {
+      throw new IllegalArgumentException("simulated: empty (expected: at least one simulated run)");
+    }
+    double hitMin = Double.MAX_VALUE;
+    double hitMax = -Double.MAX_VALUE;
+    double ttftMin = Double.MAX_VALUE;
+    double ttftMax = -Double.MAX_VALUE;
+    double busyMin = Double.MAX_VALUE;
+    double busyMax = -Double.MAX_VALUE;
+    for (PolicyFigures s : simulated) {
+      hitMin = Math.min(hitMin, s.hitRate());
+      hitMax = Math.max(hitMax, s.hitRate());
+      ttftMin = Math.min(ttftMin, s.meanTtftSeconds());
+      ttftMax = Math.max(ttftMax, s.meanTtftSeconds());
+      busyMin = Math.min(busyMin, s.busiestOverMean());
+      busyMax = Math.max(busyMax, s.busiestOverMean());
+    }
+    double ttft =
+        real.meanTtftSeconds() > ttftMax ? real.meanTtftSeconds() / ttftMax - 1
+            : real.meanTtftSeconds() < ttftMin ? real.meanTtftSeconds() / ttftMin - 1
+            : 0;
+    return new Agreement(
+        real.policy(),
+        outside(real.hitRate(), hitMin, hitMax) * 100,
+        ttft,
+        outside(real.busiestOverMean(), busyMin, busyMax));
+  }
+
+  private static double outside(double v, double min, double max) {
+    return v > max ? v - max : v < min ? v - min : 0;
+  }
+
   /** Agreement of every policy of {@code real} that {@code simulated} also has, in {@code real}'s order. */
   public static List<Agreement> of(RunReport real, RunReport simulated) {
     List<Agreement> out = new ArrayList<>();

@@ -65,6 +65,8 @@ final class Simulation {
   private long underPredicted;
   private int blockSize;
   private final boolean diagnose;
+  private final long jitterNanos;
+  private final SplittableRandom jitterRandom;
   private long staleAtRoute;
   private long lostAtRoute;
   private long lostTokensAtRoute;
@@ -96,14 +98,18 @@ final class Simulation {
    *     and the engines' true cache state from the given engines (the oracle does)
    * @param diagnose whether to compare, for every request, the chosen engine's cached prefix with the
    *     best engine's (costs one prefix lookup per engine and request)
+   * @param jitter the random delay added to every request's send time
    */
   Simulation(
       Workload workload,
       SingleTokenVocabulary vocabulary,
       Function<SimFleet, SimRouter> routerFactory,
-      boolean diagnose) {
+      boolean diagnose,
+      SendJitter jitter) {
     this.workload = workload;
     this.diagnose = diagnose;
+    this.jitterNanos = secondsToNanos(jitter.maxSeconds());
+    this.jitterRandom = new SplittableRandom(jitter.seed());
     this.vocabulary = vocabulary;
     EngineConfig config = FleetEngines.config(workload.fleet());
     for (int i = 0; i < workload.fleet().replicas(); i++) {
@@ -204,8 +210,10 @@ final class Simulation {
     engine.submit(EngineRequest.of(id, routed.promptTokens(), f.outputTokens), now);
   }
 
+  /** Schedules the conversation's next request at {@code timeNanos} plus the send jitter. */
   private void schedule(long timeNanos, Conversation conversation) {
-    clients.add(new ClientEvent(timeNanos, nextSeq++, conversation));
+    long jitter = jitterNanos > 0 ? (long) (jitterRandom.nextDouble() * jitterNanos) : 0;
+    clients.add(new ClientEvent(timeNanos + jitter, nextSeq++, conversation));
   }
 
   static long secondsToNanos(double seconds) {

@@ -29,6 +29,7 @@ public final class Simulator {
   private final SimPolicies policies;
   private final int threads;
   private final boolean diagnose;
+  private final SendJitter jitter;
 
   /**
    * @param tokenizer the prompt tokenizer the router uses (shared, thread-safe)
@@ -51,6 +52,17 @@ public final class Simulator {
       SimPolicies policies,
       int threads,
       boolean diagnose) {
+    this(tokenizer, vocabulary, policies, threads, diagnose, SendJitter.NONE);
+  }
+
+  private Simulator(
+      PromptTokenizer tokenizer,
+      SingleTokenVocabulary vocabulary,
+      SimPolicies policies,
+      int threads,
+      boolean diagnose,
+      SendJitter jitter) {
+    this.jitter = jitter;
     this.diagnose = diagnose;
     this.tokenizer = Objects.requireNonNull(tokenizer, "tokenizer");
     this.vocabulary = Objects.requireNonNull(vocabulary, "vocabulary");
@@ -59,6 +71,11 @@ public final class Simulator {
       throw new IllegalArgumentException("threads: " + threads + " (expected: >= 1)");
     }
     this.threads = threads;
+  }
+
+  /** A simulator like this one whose requests are sent with {@code jitter}. */
+  public Simulator withJitter(SendJitter jitter) {
+    return new Simulator(tokenizer, vocabulary, policies, threads, diagnose, jitter);
   }
 
   /**
@@ -82,7 +99,7 @@ public final class Simulator {
     policies.check(policy);
     Simulation sim =
         new Simulation(
-            workload, vocabulary, fleet -> policies.router(policy, fleet, tokenizer), diagnose);
+            workload, vocabulary, fleet -> policies.router(policy, fleet, tokenizer), diagnose, jitter);
     PolicyFigures f = sim.run(policy);
     return new Result(f, sim.diagnostics(policy));
   }
