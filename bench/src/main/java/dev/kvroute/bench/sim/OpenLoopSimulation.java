@@ -2,6 +2,7 @@ package dev.kvroute.bench.sim;
 
 import dev.kvroute.bench.report.FiguresRecorder;
 import dev.kvroute.bench.report.PolicyFigures;
+import dev.kvroute.bench.report.RequestRecord;
 import dev.kvroute.bench.workload.CompletionRequests;
 import dev.kvroute.bench.workload.OpenLoopWorkload;
 import dev.kvroute.core.policy.Rule;
@@ -47,15 +48,18 @@ final class OpenLoopSimulation {
   private long predictedCached;
   private long actualCached;
   private long lastFinishNanos;
+  private final List<RequestRecord> records = new ArrayList<>();
 
   private static final class InFlight {
+    final int index;
     final SimRouter.Routed routed;
     final long sentNanos;
     final int[] outputTokens;
     long ttftNanos = -1;
     int cachedTokens;
 
-    InFlight(SimRouter.Routed routed, long sentNanos, int[] outputTokens) {
+    InFlight(int index, SimRouter.Routed routed, long sentNanos, int[] outputTokens) {
+      this.index = index;
       this.routed = routed;
       this.sentNanos = sentNanos;
       this.outputTokens = outputTokens;
@@ -125,7 +129,8 @@ final class OpenLoopSimulation {
     for (long r : requestsPerReplica) {
       perReplica.add(r);
     }
-    return new OpenLoopSimulator.Details(rules, perReplica, predictedCached, actualCached, lastFinishNanos / 1e9);
+    return new OpenLoopSimulator.Details(
+        rules, perReplica, predictedCached, actualCached, lastFinishNanos / 1e9, records);
   }
 
   private void send(int index) {
@@ -138,7 +143,7 @@ final class OpenLoopSimulation {
     requestsPerReplica[replica]++;
     rules.merge(routed.rule(), 1L, Long::sum);
     predictedCached += routed.predictedCachedTokens();
-    InFlight f = new InFlight(routed, now, output(index, workload.maxTokens(index)));
+    InFlight f = new InFlight(index, routed, now, output(index, workload.maxTokens(index)));
     long id = index;
     inFlight.put(id, f);
     EngineModel engine = engines.get(replica);
@@ -192,6 +197,10 @@ final class OpenLoopSimulation {
       router.finished(f.routed, f.outputTokens);
       figures.record(f.routed.promptTokens().length, f.cachedTokens, f.ttftNanos / 1e9);
       actualCached += f.cachedTokens;
+      records.add(
+          new RequestRecord(
+              f.index, 0, f.sentNanos / 1e9, f.ttftNanos / 1e9, f.routed.promptTokens().length, f.cachedTokens,
+              SimPolicies.backendId(f.routed.replica()).name()));
       lastFinishNanos = Math.max(lastFinishNanos, nowNanos);
     }
   }

@@ -1,6 +1,7 @@
 package dev.kvroute.bench.sim;
 
 import dev.kvroute.bench.report.PolicyFigures;
+import dev.kvroute.bench.report.RequestRecord;
 import dev.kvroute.bench.workload.OpenLoopWorkload;
 import dev.kvroute.core.policy.Rule;
 import dev.kvroute.core.tokenize.PromptTokenizer;
@@ -59,14 +60,17 @@ public final class OpenLoopSimulator {
    * @param predictedCachedTokens sum over requests of the tokens the policy credited the chosen replica with
    * @param actualCachedTokens sum over requests of the tokens the chosen replica served from its cache
    * @param makespanSeconds model time from the start to the end of the last request
+   * @param requests every request in completion order (session = request index, backend = {@code engine-i})
    */
   public record Details(
       Map<Rule, Long> rules,
       List<Long> requestsPerReplica,
       long predictedCachedTokens,
       long actualCachedTokens,
-      double makespanSeconds) {
+      double makespanSeconds,
+      List<RequestRecord> requests) {
     public Details {
+      requests = List.copyOf(requests);
       rules = Map.copyOf(rules.isEmpty() ? new EnumMap<>(Rule.class) : rules);
       requestsPerReplica = List.copyOf(requestsPerReplica);
     }
