@@ -22,12 +22,15 @@ import io.netty.channel.WriteBufferWaterMark;
 import io.netty.channel.socket.SocketChannel;
 import io.netty.handler.codec.http.HttpObjectAggregator;
 import io.netty.handler.codec.http.HttpServerCodec;
+import io.netty.util.concurrent.DefaultThreadFactory;
 import java.lang.System.Logger.Level;
 import java.net.InetSocketAddress;
 import java.net.URI;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.SplittableRandom;
+import java.util.concurrent.ArrayBlockingQueue;
+import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -62,6 +65,7 @@ public final class KvrouteServer implements AutoCloseable {
   private final UpstreamPool pool;
   private final HealthChecker health;
   private final ProxyContext context;
+  private final ThreadPoolExecutor bodyWorkers;
   private final MockBackends mocks;
   private Channel serverChannel;
   private Channel adminChannel;
@@ -84,8 +88,22 @@ public final class KvrouteServer implements AutoCloseable {
     this.health = new HealthChecker(config.healthCheck(), backends, control, workers.next());
     backends.hooks(health::probeNow, pool::evict);
     RequestParser parser = RequestParser.create(config.routing().sessionHeader(), config.routing().sessionField());
-    this.context = new ProxyContext(config, core, parser, backends, pool, control, metrics, ticker);
+    this.bodyWorkers = bodyWorkers();
+    this.context = new ProxyContext(config, core, parser, backends, pool, control, metrics, ticker, bodyWorkers);
     metrics.addGlobalGauges(core, pool);
+  }
+
+  /**
+   * Threads that parse and tokenize request bodies of at least {@link ProxyHandler#OFFLOAD_BODY_BYTES}
+   * so that a huge prompt (tokenizing 1 MB of new text takes about a quarter of a second) never holds
+   * up the other connections of an event loop: one per core, at most 256 bodies waiting.
+   */
+  private static ThreadPoolExecutor bodyWorkers() {
+    int n = Math.max(1, Runtime.getRuntime().availableProcessors());
+    ThreadPoolExecutor e = new ThreadPoolExecutor(n, n, 30, TimeUnit.SECONDS, new ArrayBlockingQueue<>(256),
+        new DefaultThreadFactory("kvroute-body", true));
+    e.allowCoreThreadTimeOut(true);
+    return e;
   }
 
   /**
@@ -255,6 +273,7 @@ public final class KvrouteServer implements AutoCloseable {
       adminChannel.close().awaitUninterruptibly();
     }
     pool.close();
+    bodyWorkers.shutdownNow();
     boss.shutdownGracefully(0, 2, TimeUnit.SECONDS);
     workers.shutdownGracefully(0, 2, TimeUnit.SECONDS);
     boss.terminationFuture().awaitUninterruptibly(5, TimeUnit.SECONDS);

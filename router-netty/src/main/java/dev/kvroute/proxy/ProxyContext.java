@@ -4,10 +4,13 @@ import dev.kvroute.core.RouterCore;
 import dev.kvroute.core.Ticker;
 import dev.kvroute.core.request.RequestParser;
 import dev.kvroute.proxy.config.ProxyConfig;
+import java.util.concurrent.Executor;
 
 /**
  * The services shared by every connection of one proxy: configuration, routing core, request
- * parser, backends, upstream pools, the control client and metrics.
+ * parser, backends, upstream pools, the control client, metrics, and the bounded pool that parses
+ * and tokenizes large request bodies off the event loops ({@code bodyWorkers}; it rejects work when
+ * its queue is full).
  *
  * <p>Immutable holder of thread-safe services.
  */
@@ -19,4 +22,5 @@ record ProxyContext(
     UpstreamPool pool,
     ControlClient control,
     ProxyMetrics metrics,
-    Ticker ticker) {}
+    Ticker ticker,
+    Executor bodyWorkers) {}

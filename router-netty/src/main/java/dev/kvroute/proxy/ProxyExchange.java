@@ -86,6 +86,7 @@ final class ProxyExchange implements UpstreamHandler.Listener {
   private final FullHttpRequest request;
   private final String endpointTag;
   private final RequestView view;
+  private final int[] promptTokens;
   private final String requestId;
   private final boolean clientKeepAlive;
   private final Timeline timeline;
@@ -121,6 +122,7 @@ final class ProxyExchange implements UpstreamHandler.Listener {
   /**
    * @param request the aggregated request; this exchange owns it and releases it when done
    * @param view the routing view for generation requests, or {@code null} for pass-through
+   * @param promptTokens the view's prompt tokens when already computed (large bodies), else {@code null}
    * @param requestId the request id (the client's {@code X-Request-Id} or a generated one)
    */
   ProxyExchange(
@@ -130,6 +132,7 @@ final class ProxyExchange implements UpstreamHandler.Listener {
       FullHttpRequest request,
       String endpointTag,
       RequestView view,
+      int[] promptTokens,
       String requestId,
       Timeline timeline) {
     this.px = px;
@@ -139,6 +142,7 @@ final class ProxyExchange implements UpstreamHandler.Listener {
     this.request = request;
     this.endpointTag = endpointTag;
     this.view = view;
+    this.promptTokens = promptTokens;
     this.requestId = requestId;
     this.clientKeepAlive = HttpUtil.isKeepAlive(request);
     this.timeline = timeline;
@@ -172,7 +176,9 @@ final class ProxyExchange implements UpstreamHandler.Listener {
       long t0 = px.ticker().nanos();
       RouterCore.Routed r;
       try {
-        r = px.core().route(view, ids);
+        r = promptTokens != null
+            ? px.core().route(promptTokens, view.sessionKey(), ids)
+            : px.core().route(view, ids);
       } catch (IllegalStateException e) {
         // every candidate was removed between the snapshot and the decision
         tried.addAll(ids);

@@ -57,6 +57,11 @@ import java.util.concurrent.TimeUnit;
  * otherwise (an idle keep-alive connection, or a head still arriving) the connection is closed
  * silently. So neither idle keep-alive connections nor slow-header clients hold connections forever.
  *
+ * <p>Large bodies: a generation request whose body has at least {@link #OFFLOAD_BODY_BYTES} is parsed
+ * and tokenized on the proxy's body workers, not on the event loop, and comes back to the loop with
+ * its prompt tokens; the connection stays busy meanwhile (a close is still noticed). When the
+ * workers' queue is full the request is answered 503.
+ *
  * <p>Pipeline: {@code HttpServerCodec} → {@link RequestAggregator} → this.
  *
  * <p>Not thread-safe: one instance per connection, on its event loop.
@@ -64,6 +69,12 @@ import java.util.concurrent.TimeUnit;
 final class ProxyHandler extends ChannelInboundHandlerAdapter {
   private static final System.Logger LOG = System.getLogger(ProxyHandler.class.getName());
   private static final ObjectMapper JSON = new ObjectMapper();
+  /**
+   * Bodies at least this large are parsed and tokenized off the event loop: 256 KiB of text is about
+   * 60 ms of tokenizing when none of it is cached, long enough to delay every other connection of
+   * the loop; smaller bodies cost less than the hop to another thread is worth.
+   */
+  static final int OFFLOAD_BODY_BYTES = 256 << 10;
 
   private final ProxyContext px;
   private final ArrayDeque<Object> queued = new ArrayDeque<>(2);
@@ -219,6 +230,10 @@ final class ProxyHandler extends ChannelInboundHandlerAdapter {
             HttpHeaderNames.ALLOW, "POST");
         return;
       }
+      if (req.content().readableBytes() >= OFFLOAD_BODY_BYTES) {
+        parseOffLoop(endpoint, req, tag, timeline);
+        return;
+      }
       RequestView view;
       try {
         view = parse(endpoint, req);
@@ -230,7 +245,7 @@ final class ProxyHandler extends ChannelInboundHandlerAdapter {
         rejectLocally(req, HttpResponseStatus.INTERNAL_SERVER_ERROR, "cannot read the request: " + e, tag);
         return;
       }
-      startExchange(req, tag, view, timeline);
+      startExchange(req, tag, view, null, timeline);
       return;
     }
     if (path.equals("/v1/models") && method.equals(HttpMethod.GET)) {
@@ -238,7 +253,7 @@ final class ProxyHandler extends ChannelInboundHandlerAdapter {
       return;
     }
     if (path.startsWith("/v1/")) {
-      startExchange(req, "passthrough", null, timeline);
+      startExchange(req, "passthrough", null, null, timeline);
       return;
     }
     if (path.equals("/health") && (method.equals(HttpMethod.GET) || method.equals(HttpMethod.HEAD))) {
@@ -268,10 +283,61 @@ final class ProxyHandler extends ChannelInboundHandlerAdapter {
     return px.parser().parse(endpoint, ByteBufUtil.getBytes(body), headers::get);
   }
 
-  private void startExchange(FullHttpRequest req, String tag, RequestView view, Timeline timeline) {
+  private void startExchange(FullHttpRequest req, String tag, RequestView view, int[] promptTokens, Timeline timeline) {
     String requestId = requestId(req);
-    exchange = new ProxyExchange(px, this, ctx, req, tag, view, requestId, timeline);
+    exchange = new ProxyExchange(px, this, ctx, req, tag, view, promptTokens, requestId, timeline);
     exchange.start();
+  }
+
+  /** What a body worker made of a large request: its view and prompt tokens, or why it is refused. */
+  private record Parsed(RequestView view, int[] tokens, InvalidRequestException invalid, RuntimeException failure) {}
+
+  /**
+   * Parses and tokenizes a large body on a body worker, then continues on this connection's event
+   * loop: 400 on a malformed body, else the exchange with the tokens already computed. The request
+   * stays owned by this handler throughout (the worker only reads its content).
+   */
+  private void parseOffLoop(Endpoint endpoint, FullHttpRequest req, String tag, Timeline timeline) {
+    Runnable work = () -> {
+      Parsed parsed;
+      try {
+        RequestView view = parse(endpoint, req);
+        parsed = new Parsed(view, px.core().tokens(view), null, null);
+      } catch (InvalidRequestException e) {
+        parsed = new Parsed(null, null, e, null);
+      } catch (RuntimeException e) {
+        parsed = new Parsed(null, null, null, e);
+      }
+      Parsed result = parsed;
+      try {
+        ctx.executor().execute(() -> onParsed(req, tag, timeline, result));
+      } catch (java.util.concurrent.RejectedExecutionException shuttingDown) {
+        ReferenceCountUtil.safeRelease(req);
+      }
+    };
+    try {
+      px.bodyWorkers().execute(work);
+    } catch (java.util.concurrent.RejectedExecutionException e) {
+      rejectLocally(req, HttpResponseStatus.SERVICE_UNAVAILABLE,
+          "too many large request bodies waiting to be read; retry later", tag);
+    }
+  }
+
+  private void onParsed(FullHttpRequest req, String tag, Timeline timeline, Parsed parsed) {
+    if (closing) {
+      // the client went away while its body was being read
+      ReferenceCountUtil.safeRelease(req);
+      px.metrics().request("none", tag, Outcome.CANCELLED, 0);
+      return;
+    }
+    if (parsed.invalid() != null) {
+      rejectLocally(req, HttpResponseStatus.BAD_REQUEST, parsed.invalid().getMessage(), parsed.invalid().param(), tag);
+    } else if (parsed.failure() != null) {
+      LOG.log(Level.ERROR, "request parser failed on " + req.uri(), parsed.failure());
+      rejectLocally(req, HttpResponseStatus.INTERNAL_SERVER_ERROR, "cannot read the request: " + parsed.failure(), tag);
+    } else {
+      startExchange(req, tag, parsed.view(), parsed.tokens(), timeline);
+    }
   }
 
   /** Answers a request the router refuses (never reaches a backend). */
