@@ -75,6 +75,9 @@ final class ProxyHandler extends ChannelInboundHandlerAdapter {
    * the loop; smaller bodies cost less than the hop to another thread is worth.
    */
   static final int OFFLOAD_BODY_BYTES = 256 << 10;
+  /** The router's own paths and the methods they answer: any other method gets 405 with {@code Allow}. */
+  private static final java.util.Map<String, String> LOCAL_METHODS =
+      java.util.Map.of("/health", "GET or HEAD", "/ready", "GET or HEAD", "/metrics", "GET");
 
   private final ProxyContext px;
   private final ArrayDeque<Object> queued = new ArrayDeque<>(2);
@@ -268,6 +271,12 @@ final class ProxyHandler extends ChannelInboundHandlerAdapter {
     }
     if (path.equals("/metrics") && method.equals(HttpMethod.GET)) {
       local(req, text(HttpResponseStatus.OK, "text/plain; version=0.0.4; charset=utf-8", px.metrics().scrape()), null, null);
+      return;
+    }
+    String allowed = LOCAL_METHODS.get(path);
+    if (allowed != null) {
+      rejectLocally(req, HttpResponseStatus.METHOD_NOT_ALLOWED, method + " " + path + " (expected: " + allowed + ")",
+          null, "unknown", HttpHeaderNames.ALLOW, allowed.replace(" or ", ", "));
       return;
     }
     rejectLocally(req, HttpResponseStatus.NOT_FOUND, "no route for " + method + " " + path, "unknown");

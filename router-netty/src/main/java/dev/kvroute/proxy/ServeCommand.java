@@ -286,6 +286,7 @@ public final class ServeCommand implements Callable<Integer> {
             + "or --mock-backends N)");
       }
       if (printConfig) {
+        KvrouteServer.createCore(cfg); // the policy and tokenizer names are checked here, as when serving
         out.print(ConfigLoader.toYaml(cfg));
         out.flush();
         return 0;

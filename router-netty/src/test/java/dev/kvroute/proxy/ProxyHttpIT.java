@@ -279,6 +279,17 @@ final class ProxyHttpIT {
   }
 
   @Test
+  void wrongMethodOnTheRoutersOwnPathsIs405WithAllow() throws Exception {
+    for (String path : List.of("/health", "/ready", "/metrics")) {
+      HttpResponse<String> r = http.send(HttpRequest.newBuilder(uri(path)).POST(HttpRequest.BodyPublishers.noBody()).build(),
+          HttpResponse.BodyHandlers.ofString());
+      assertThat(r.statusCode()).as(path).isEqualTo(405);
+      assertThat(r.headers().firstValue("allow")).as(path).hasValueSatisfying(a -> assertThat(a).startsWith("GET"));
+      assertThat(r.body()).contains("MethodNotAllowedError");
+    }
+  }
+
+  @Test
   void healthReadyAndMetrics() throws Exception {
     assertThat(http.send(HttpRequest.newBuilder(uri("/health")).build(), HttpResponse.BodyHandlers.ofString()).statusCode())
         .isEqualTo(200);

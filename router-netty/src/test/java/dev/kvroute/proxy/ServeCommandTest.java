@@ -12,6 +12,7 @@ import java.io.StringWriter;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.List;
 import java.util.Map;
 import java.util.TreeSet;
 import org.junit.jupiter.api.Test;
@@ -75,6 +76,19 @@ final class ServeCommandTest {
     int code = cl.execute("--backend", "http://127.0.0.1:8001", "--connect-timeout", "0s");
     assertThat(code).isEqualTo(CommandLine.ExitCode.USAGE);
     assertThat(err.toString()).contains("timeouts.connect: 0s (expected: > 0)");
+  }
+
+  @Test
+  void printConfigRejectsAnUnknownPolicyOrTokenizerAsServeDoes() {
+    for (String[] flag : List.of(new String[] {"--policy", "nope"}, new String[] {"--tokenizer", "nope"})) {
+      StringWriter err = new StringWriter();
+      CommandLine cl = new CommandLine(new ServeCommand());
+      cl.setErr(new PrintWriter(err));
+      cl.setOut(new PrintWriter(new StringWriter()));
+      int code = cl.execute("--print-config", "--backend", "http://127.0.0.1:8001", flag[0], flag[1]);
+      assertThat(code).as(flag[0]).isEqualTo(CommandLine.ExitCode.USAGE);
+      assertThat(err.toString()).as(flag[0]).contains(": nope (expected: ");
+    }
   }
 
   @Test
