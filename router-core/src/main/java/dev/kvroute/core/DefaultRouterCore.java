@@ -66,7 +66,7 @@ final class DefaultRouterCore implements RouterCore {
       }
       // Removed while this request was being routed: its view is gone, nothing to record.
     }
-    Lease lease = loads.acquire(chosen, promptTokens.length - predicted);
+    Lease lease = new RefreshingLease(loads.acquire(chosen, promptTokens.length - predicted), chosen, prompt);
     return new RoutedRequest(decision, promptTokens, predicted, lease);
   }
 
@@ -124,6 +124,47 @@ final class DefaultRouterCore implements RouterCore {
   @Override
   public RoutingPolicy policy() {
     return policy;
+  }
+
+  /**
+   * A request's lease that, when the request ends, marks its prompt's pages used again in the chosen
+   * backend's view. vLLM never evicts blocks a running request holds, and its free-block queue orders
+   * cached blocks by when their request released them; so when a request ends, its prefix is the
+   * engine's most recently used, and another session's prefix that was used earlier but released
+   * earlier goes first. Refreshing at release keeps the index's LRU order close to that (the insert at
+   * routing time alone would age a long-running request's pages behind requests routed after it, and
+   * the index would then evict a prefix the engine keeps and keep one the engine evicted).
+   */
+  private final class RefreshingLease implements Lease {
+    private final Lease lease;
+    private final BackendId backend;
+    private final PrefixIndex.Prompt prompt;
+
+    RefreshingLease(Lease lease, BackendId backend, PrefixIndex.Prompt prompt) {
+      this.lease = lease;
+      this.backend = backend;
+      this.prompt = prompt;
+    }
+
+    @Override
+    public void firstToken() {
+      lease.firstToken();
+    }
+
+    @Override
+    public boolean release() {
+      if (!lease.release()) {
+        return false;
+      }
+      if (registered.contains(backend)) {
+        try {
+          index.insert(backend, prompt);
+        } catch (IllegalArgumentException e) {
+          // removed meanwhile: its view is gone, nothing to refresh
+        }
+      }
+      return true;
+    }
   }
 
   /** The outcome of one {@code route} call. */

@@ -19,8 +19,11 @@ import java.util.Collection;
  * registered backend of {@code healthy}, sorted by {@link BackendId} (so the order never depends on
  * the caller's collection), with its matched tokens and its {@link LoadTracker#load load}; ask the
  * policy; record the whole prompt in the chosen backend's index view; and take a lease charging the
- * backend {@code promptTokens - predictedCachedTokens} prefill tokens. Backends in {@code healthy}
- * that were never {@link #addBackend added} (or were removed meanwhile) are ignored.
+ * backend {@code promptTokens - predictedCachedTokens} prefill tokens. When that lease is released
+ * (the request ended), the prompt's pages are marked used again in the backend's view, so that the
+ * index's LRU order follows the engine's, which orders cached blocks by when their request released
+ * them. Backends in {@code healthy} that were never {@link #addBackend added} (or were removed
+ * meanwhile) are ignored.
  *
  * <p>Thread-safe: the proxy calls it from every event loop; the simulator from one thread.
  */

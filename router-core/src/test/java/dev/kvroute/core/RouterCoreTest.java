@@ -77,6 +77,32 @@ class RouterCoreTest {
   }
 
   @Test
+  void aFinishedRequestsPrefixIsTheMostRecentlyUsedAsInTheEngine() {
+    // One backend with room for two 64-token prompts. A is routed first but finishes last, after B:
+    // the engine's LRU order is by release, so the next prompt evicts B's blocks and keeps A's.
+    RouterCore core =
+        RouterCore.create(
+            Policies.create("round-robin", PolicyConfig.defaults(), new SplittableRandom(1)),
+            TOKENIZER,
+            PrefixIndex.radix(PAGE, Ticker.system()),
+            loads);
+    core.addBackend(A, 128);
+    int[] a = IntStream.range(0, 64).toArray();
+    int[] b = IntStream.range(1_000, 1_064).toArray();
+    int[] c = IntStream.range(2_000, 2_064).toArray();
+    RouterCore.Routed ra = core.route(a, null, List.of(A));
+    RouterCore.Routed rb = core.route(b, null, List.of(A));
+    assertThat(rb.lease().release()).isTrue();
+    assertThat(ra.lease().release()).isTrue();
+    assertThat(ra.lease().release()).as("released once").isFalse();
+    core.route(c, null, List.of(A)).lease().release();
+
+    assertThat(core.index().match(a).matched(A)).isEqualTo(64);
+    assertThat(core.index().match(b).matched(A)).isZero();
+    core.index().checkInvariants();
+  }
+
+  @Test
   void nextTurnFollowsItsHistory() {
     RouterCore core = core(cacheAware());
     List<PromptSegment> history = new ArrayList<>();
