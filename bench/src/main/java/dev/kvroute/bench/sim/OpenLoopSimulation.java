@@ -10,10 +10,13 @@ import dev.kvroute.engine.model.EngineListener;
 import dev.kvroute.engine.model.EngineModel;
 import dev.kvroute.engine.model.EngineRequest;
 import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Comparator;
 import java.util.EnumMap;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.SplittableRandom;
 import java.util.function.Function;
 
 /**
@@ -24,7 +27,8 @@ import java.util.function.Function;
  * <p>The loop takes the earliest event: an engine's next internal event, or the next arrival. At equal
  * times engine events go first, so an arrival sees the first tokens and finishes of that instant (as in
  * {@link Simulation}). A request is routed at its arrival and submitted to the chosen engine at the
- * same instant: no network delay. Its lease is marked at the first token and released at the finish.
+ * same instant: no network delay (a {@link SendJitter} adds a random delay to every arrival, the timing
+ * noise of a real client, network and router). Its lease is marked at the first token and released at the finish.
  * Output tokens are drawn from the reply vocabulary's token ids with a generator seeded by the request
  * index; they never match a later prompt, so only their number matters (the KV they occupy).
  *
@@ -34,6 +38,7 @@ final class OpenLoopSimulation {
   private static final String MODEL = "kvroute-sim";
 
   private final OpenLoopWorkload workload;
+  private final SendJitter jitter;
   private final int[] replyTokenIds;
   private final VirtualClock clock = new VirtualClock();
   private final List<EngineModel> engines = new ArrayList<>();
@@ -68,11 +73,13 @@ final class OpenLoopSimulation {
 
   /**
    * @param replyTokenIds token ids generated output is drawn from
+   * @param jitter the random delay added to every request's arrival
    * @param routerFactory builds the policy's router over the fleet
    */
   OpenLoopSimulation(
-      OpenLoopWorkload workload, int[] replyTokenIds, Function<SimFleet, SimRouter> routerFactory) {
+      OpenLoopWorkload workload, int[] replyTokenIds, SendJitter jitter, Function<SimFleet, SimRouter> routerFactory) {
     this.workload = workload;
+    this.jitter = jitter;
     this.replyTokenIds = replyTokenIds;
     for (int i = 0; i < workload.fleet().replicas(); i++) {
       engines.add(EngineModel.create(workload.engine()));
@@ -87,6 +94,18 @@ final class OpenLoopSimulation {
   PolicyFigures run(String policy) {
     int next = 0;
     int n = workload.size();
+    long[] arrivalNanos = new long[n];
+    Integer[] order = new Integer[n];
+    SplittableRandom random = new SplittableRandom(jitter.seed());
+    long maxJitterNanos = Simulation.secondsToNanos(jitter.maxSeconds());
+    for (int i = 0; i < n; i++) {
+      long delay = maxJitterNanos > 0 ? (long) (random.nextDouble() * maxJitterNanos) : 0;
+      arrivalNanos[i] = Simulation.secondsToNanos(workload.arrivalSeconds(i)) + delay;
+      order[i] = i;
+    }
+    if (maxJitterNanos > 0) {
+      Arrays.sort(order, Comparator.comparingLong(i -> arrivalNanos[i])); // stable: index order at ties
+    }
     for (int i = 0; i < engines.size(); i++) {
       nextEvent[i] = engines.get(i).nextEventNanos();
     }
@@ -95,7 +114,7 @@ final class OpenLoopSimulation {
       for (long t : nextEvent) {
         engineTime = Math.min(engineTime, t);
       }
-      long arrivalTime = next < n ? Simulation.secondsToNanos(workload.arrivalSeconds(next)) : Long.MAX_VALUE;
+      long arrivalTime = next < n ? arrivalNanos[order[next]] : Long.MAX_VALUE;
       if (engineTime == Long.MAX_VALUE && arrivalTime == Long.MAX_VALUE) {
         break;
       }
@@ -110,7 +129,7 @@ final class OpenLoopSimulation {
         }
       } else {
         clock.advanceTo(Math.max(clock.nanos(), arrivalTime));
-        send(next++);
+        send(order[next++]);
       }
     }
     if (!inFlight.isEmpty()) {

@@ -31,6 +31,7 @@ public final class OpenLoopSimulator {
   private final int[] replyTokenIds;
   private final SimPolicies policies;
   private final int threads;
+  private final SendJitter jitter;
 
   /**
    * @param tokenizer the prompt tokenizer the router uses (shared, thread-safe)
@@ -46,10 +47,24 @@ public final class OpenLoopSimulator {
       throw new IllegalArgumentException("threads: " + threads + " (expected: >= 1)");
     }
     this.threads = threads;
+    this.jitter = SendJitter.NONE;
     this.replyTokenIds = new int[vocabulary.size()];
     for (int i = 0; i < replyTokenIds.length; i++) {
       replyTokenIds[i] = vocabulary.tokenId(i);
     }
+  }
+
+  private OpenLoopSimulator(OpenLoopSimulator base, SendJitter jitter) {
+    this.tokenizer = base.tokenizer;
+    this.replyTokenIds = base.replyTokenIds;
+    this.policies = base.policies;
+    this.threads = base.threads;
+    this.jitter = Objects.requireNonNull(jitter, "jitter");
+  }
+
+  /** A simulator like this one whose requests arrive with {@code jitter} added. */
+  public OpenLoopSimulator withJitter(SendJitter jitter) {
+    return new OpenLoopSimulator(this, jitter);
   }
 
   /**
@@ -87,7 +102,8 @@ public final class OpenLoopSimulator {
   public Result run(OpenLoopWorkload workload, String policy) {
     policies.check(policy);
     OpenLoopSimulation sim =
-        new OpenLoopSimulation(workload, replyTokenIds, fleet -> policies.router(policy, fleet, tokenizer));
+        new OpenLoopSimulation(
+            workload, replyTokenIds, jitter, fleet -> policies.router(policy, fleet, tokenizer));
     PolicyFigures f = sim.run(policy);
     return new Result(f, sim.details());
   }

@@ -8,6 +8,7 @@ import dev.kvroute.bench.load.MeasuredRun;
 import dev.kvroute.bench.report.PolicyFigures;
 import dev.kvroute.bench.report.RunReport;
 import dev.kvroute.bench.sim.OpenLoopSimulator;
+import dev.kvroute.bench.sim.SendJitter;
 import dev.kvroute.bench.sim.SimPolicies;
 import dev.kvroute.bench.workload.FleetSpec;
 import dev.kvroute.bench.workload.OpenLoopWorkload;
@@ -41,6 +42,9 @@ import java.util.function.Function;
 public final class MooncakeReplay {
   /** The trace's file name in {@code shared/traces/}. */
   public static final String TRACE_FILE = "mooncake_conversation_trace.jsonl";
+
+  /** Wall seconds of traffic the warm-up before the first measured run replays by default. */
+  public static final double DEFAULT_WARM_UP_WALL_SECONDS = 10;
 
   /** Policies a real replay runs by default: the floor, SGLang's rule and Dynamo's cost. */
   public static final List<String> REAL_POLICIES = List.of("round-robin", "cache-aware", "cost");
@@ -111,6 +115,31 @@ public final class MooncakeReplay {
   }
 
   /**
+   * The spread of the simulator's figures under the timing noise of a real run: {@code runs} runs of
+   * {@code names} with every arrival delayed by a uniform random {@code [0, jitterSeconds)} model
+   * seconds (seeds 1..runs). Load-sensitive policies ({@code cache-aware}, {@code cost}) take different
+   * but equally valid routes when arrivals move by milliseconds; a real run lands somewhere in this
+   * spread, not on the exact run.
+   *
+   * @return one report per run, each with one row per policy in the order asked
+   */
+  public static List<RunReport> simulateJittered(
+      MooncakeWorkload workload, SimPolicies policies, List<String> names, int threads, PromptTokenizer tokenizer,
+      double jitterSeconds, int runs) {
+    OpenLoopSimulator base =
+        new OpenLoopSimulator(tokenizer, SingleTokenVocabulary.of(tokenizer.tokenizer()), policies, threads);
+    List<RunReport> out = new ArrayList<>();
+    for (long seed = 1; seed <= runs; seed++) {
+      List<PolicyFigures> figures = new ArrayList<>();
+      for (OpenLoopSimulator.Result r : base.withJitter(new SendJitter(jitterSeconds, seed)).runAll(workload, names)) {
+        figures.add(r.figures());
+      }
+      out.add(new RunReport(workload.name(), null, figures));
+    }
+    return out;
+  }
+
+  /**
    * Real runs on bundled fleets.
    *
    * @param measured one row per policy, with the time scale
@@ -125,7 +154,7 @@ public final class MooncakeReplay {
 
   /**
    * Runs {@code workload} through a fresh bundled fleet and router for each of {@code names}, after a
-   * warm-up (unless {@code warmUp} is false), logging to {@code log}.
+   * warm-up of the workload's first {@code warmUpWallSeconds} (none for 0), logging to {@code log}.
    *
    * @param tokenizer the prompt tokenizer the in-process engines share ({@code
    *     MockEngineServer.sharedPromptTokenizer})
@@ -134,13 +163,13 @@ public final class MooncakeReplay {
    * @throws InterruptedException if interrupted
    */
   public static Measured runBundled(
-      MooncakeWorkload workload, SimPolicies policies, List<String> names, double timeScale, boolean warmUp,
-      PromptTokenizer tokenizer, PrintStream log, Function<String, LoadProgress> progress)
+      MooncakeWorkload workload, SimPolicies policies, List<String> names, double timeScale,
+      double warmUpWallSeconds, PromptTokenizer tokenizer, PrintStream log, Function<String, LoadProgress> progress)
       throws IOException, InterruptedException {
     Objects.requireNonNull(workload, "workload");
     long t0 = System.nanoTime();
-    if (warmUp) {
-      warmUp(workload, policies, timeScale, tokenizer, log);
+    if (warmUpWallSeconds > 0) {
+      warmUp(workload, policies, timeScale, warmUpWallSeconds, tokenizer, log);
     }
     List<MeasuredRun> runs = new ArrayList<>();
     List<PolicyFigures> figures = new ArrayList<>();
@@ -165,15 +194,15 @@ public final class MooncakeReplay {
   }
 
   /**
-   * The first 10 wall seconds of the workload's own traffic (replies cut to 64 tokens) on a throwaway
-   * fleet, so that parsing, routing, streaming and the client are compiled before the first
+   * The first {@code wallSeconds} of the workload's own traffic (replies cut to 64 tokens) on a
+   * throwaway fleet, so that parsing, routing, streaming and the client are compiled before the first
    * measured run.
    */
   private static void warmUp(
-      MooncakeWorkload workload, SimPolicies policies, double timeScale, PromptTokenizer tokenizer, PrintStream log)
-      throws IOException, InterruptedException {
+      MooncakeWorkload workload, SimPolicies policies, double timeScale, double wallSeconds,
+      PromptTokenizer tokenizer, PrintStream log) throws IOException, InterruptedException {
     long t0 = System.nanoTime();
-    WarmUp w = new WarmUp(workload, 10 * timeScale);
+    WarmUp w = new WarmUp(workload, wallSeconds * timeScale);
     try (BundledFleet fleet =
         BundledFleet.start(workload.fleet(), workload.engine(), "cache-aware", policies, timeScale, tokenizer)) {
       LoadTest.run(w, LoadSettings.of(fleet.routerUri(), timeScale, null), fleet.engineUris(), "warm-up", LoadProgress.none());
