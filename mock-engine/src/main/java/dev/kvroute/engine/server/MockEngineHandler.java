@@ -114,6 +114,13 @@ final class MockEngineHandler extends ChannelInboundHandlerAdapter {
 
   private void process(FullHttpRequest req) {
     busy = true;
+    if (req.decoderResult().isFailure()) {
+      // uvicorn (h11) answers a request it cannot parse with this plain-text 400 and closes
+      req.release();
+      respond(false, 400, "text/plain; charset=utf-8",
+          Unpooled.copiedBuffer("Invalid HTTP request received.", StandardCharsets.UTF_8), null);
+      return;
+    }
     try {
       dispatch(req);
     } catch (RuntimeException e) {

@@ -25,6 +25,7 @@ import io.netty.channel.group.DefaultChannelGroup;
 import io.netty.channel.nio.NioIoHandler;
 import io.netty.channel.socket.SocketChannel;
 import io.netty.channel.socket.nio.NioServerSocketChannel;
+import io.netty.handler.codec.http.HttpDecoderConfig;
 import io.netty.handler.codec.http.HttpObjectAggregator;
 import io.netty.handler.codec.http.HttpServerCodec;
 import io.netty.util.concurrent.DefaultThreadFactory;
@@ -165,7 +166,9 @@ final class NettyMockEngine implements MockEngineServer {
           protected void initChannel(SocketChannel ch) {
             connections.add(ch);
             ch.pipeline()
-                .addLast("http", new HttpServerCodec())
+                // uvicorn's h11 refuses a request head above 16 KiB (h11_max_incomplete_event_size)
+                .addLast("http", new HttpServerCodec(new HttpDecoderConfig()
+                    .setMaxInitialLineLength(16 << 10).setMaxHeaderSize(16 << 10)))
                 .addLast("aggregate", new HttpObjectAggregator(options.maxBodyBytes()))
                 .addLast("engine", new MockEngineHandler(NettyMockEngine.this));
           }

@@ -446,4 +446,19 @@ class MockEngineServerIT {
     assertThat(MockEngineServer.sharedPromptTokenizer("p50k_base").cachedPieces())
         .as("pieces the warm-up request encoded before any request arrived").isPositive();
   }
+
+  @Test
+  void unparseableOrOversizedRequestHeadIsUvicornsPlainText400() throws Exception {
+    start(engine().build(), false);
+    for (String head : List.of("GET /health HTTP/1.1\r\nHost: x\r\nX-Big: " + "a".repeat(20_000) + "\r\n\r\n",
+        "POST /v1/completions HTTP/1.1\r\nHost: x\r\nContent-Length: abc\r\n\r\n")) {
+      try (java.net.Socket s = new java.net.Socket("127.0.0.1", server.port())) {
+        s.setSoTimeout(10_000);
+        s.getOutputStream().write(head.getBytes(java.nio.charset.StandardCharsets.US_ASCII));
+        String all = new String(s.getInputStream().readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
+        assertThat(all).as(head.substring(0, 20)).startsWith("HTTP/1.1 400 Bad Request\r\n")
+            .contains("content-type: text/plain; charset=utf-8").endsWith("\r\n\r\nInvalid HTTP request received.");
+      }
+    }
+  }
 }
