@@ -480,6 +480,16 @@ final class MockEngineHandler extends ChannelInboundHandlerAdapter {
       }
       maxTokens = requested; // the same for every prompt of a batch (chat has one prompt)
     }
+    long outputTokens = (long) n * prompts.size() * maxTokens;
+    long outputLimit = (long) cfg.maxNumSeqs() * maxLen;
+    if (outputTokens > outputLimit) {
+      // replies are drawn in full when the request starts: bound their memory (vLLM has no such limit)
+      respondJson(req, 400, Responses.error(400, Responses.BAD_REQUEST_ERROR,
+          "n x prompts x max_tokens = " + outputTokens + " output tokens is more than the mock engine takes in one"
+              + " request (max_num_seqs x max_model_len = " + outputLimit + "). Please reduce n or max_tokens.",
+          "n"), echoId);
+      return;
+    }
     if (minTokens > maxTokens) {
       respondJson(req, 400, Responses.error(400, Responses.BAD_REQUEST_ERROR,
           "min_tokens must be less than or equal to max_tokens=" + maxTokens + ", got " + minTokens + ".",
