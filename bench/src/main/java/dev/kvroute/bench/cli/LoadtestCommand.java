@@ -56,7 +56,7 @@ public final class LoadtestCommand implements Callable<Integer> {
   @Option(names = "--policies", split = ",", paramLabel = "P[,P...]", description = "mooncake without --target: policies to run, each on a fresh bundled fleet (default: round-robin, cache-aware, cost).")
   List<String> policies = MooncakeReplay.REAL_POLICIES;
 
-  @Option(names = "--no-warm-up", description = "mooncake without --target: skip the short warm-up run before the first measured run.")
+  @Option(names = "--no-warm-up", description = "mooncake: skip the short warm-up before the first measured run (on a throwaway fleet, or against --target with prompts disjoint from the replay's).")
   boolean noWarmUp;
 
   @Option(names = "--time-scale", paramLabel = "K", description = "The engines' time scale: model seconds per wall second (1 for a real fleet; default: ${DEFAULT-VALUE}).")

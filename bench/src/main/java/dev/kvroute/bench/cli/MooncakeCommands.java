@@ -44,6 +44,9 @@ final class MooncakeCommands {
   /** Wall-clock timing noise of the bundled harness the jittered predictions assume (times K in model time). */
   static final double JITTER_WALL_SECONDS = 0.01;
 
+  /** Seed of the block tokens of the warm-up against a running router: prompts disjoint from the measured ones. */
+  static final long WARM_UP_BLOCK_SEED = 0x7761726dL; // "warm"
+
   /** Jittered simulator runs beside the exact one. */
   static final int JITTER_RUNS = 3;
 
@@ -130,6 +133,11 @@ final class MooncakeCommands {
       realWall = m.wallSeconds();
     } else {
       long r0 = System.nanoTime();
+      if (warmUp) {
+        MooncakeReplay.warmUp(
+            w.withBlockTokens(w.blockTokens().withSeed(WARM_UP_BLOCK_SEED)), target, engines, timeScale,
+            MooncakeReplay.DEFAULT_WARM_UP_WALL_SECONDS, log);
+      }
       MeasuredRun run =
           LoadTest.run(w, new LoadSettings(target, timeScale, model, timeout, 1), engines, label, LoadProgress.terminal(label));
       runs = List.of(run);
@@ -156,7 +164,7 @@ final class MooncakeCommands {
                 + "usage.prompt_tokens_details.cached_tokens, prefill seconds from each engine's vllm:request_prefill_time_seconds_sum.",
             bundled
                 ? "for each policy a fresh fleet of " + w.fleet().replicas() + " mock engines and a kvroute router in one process on loopback"
-                : "against " + target,
+                : "against " + target + (warmUp ? " after an unmeasured warm-up with prompts that share no prefix with the replay's" : ""),
             timeScale));
     notes.add(busy(measured, w));
     notes.add(crossCheck(runs));
@@ -164,7 +172,7 @@ final class MooncakeCommands {
     notes.add(
         String.format(
             Locale.ROOT, "Wall time: %.0f s in total, %.0f s of it the real runs%s.", wall, realWall,
-            bundled && warmUp ? " (warm-up included)" : ""));
+            warmUp ? " (warm-up included)" : ""));
     notes.forEach(out::println);
     write(outputs, new ReportDocument("kvroute loadtest: Mooncake conversation trace", notes, measured, sim.report()));
     return runs.stream().anyMatch(r -> r.load().errors() > 0) ? 1 : 0;

@@ -53,6 +53,11 @@ public final class BlockTokens {
     return new BlockTokens(ids, DEFAULT_SEED);
   }
 
+  /** Blocks from the same token ids under another seed: no block shares a token sequence with this one's. */
+  public BlockTokens withSeed(long newSeed) {
+    return new BlockTokens(tokenIds, newSeed);
+  }
+
   /** The prompt of {@code request}: its blocks' tokens, {@code inputLength} of them. */
   public int[] prompt(MooncakeRequest request) {
     int[] out = new int[request.inputLength()];

@@ -17,6 +17,7 @@ import dev.kvroute.core.tokenize.SingleTokenVocabulary;
 import dev.kvroute.engine.model.EngineConfig;
 import java.io.IOException;
 import java.io.PrintStream;
+import java.net.URI;
 import java.net.URISyntaxException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -201,12 +202,28 @@ public final class MooncakeReplay {
   private static void warmUp(
       MooncakeWorkload workload, SimPolicies policies, double timeScale, double wallSeconds,
       PromptTokenizer tokenizer, PrintStream log) throws IOException, InterruptedException {
-    long t0 = System.nanoTime();
-    WarmUp w = new WarmUp(workload, wallSeconds * timeScale);
     try (BundledFleet fleet =
         BundledFleet.start(workload.fleet(), workload.engine(), "cache-aware", policies, timeScale, tokenizer)) {
-      LoadTest.run(w, LoadSettings.of(fleet.routerUri(), timeScale, null), fleet.engineUris(), "warm-up", LoadProgress.none());
+      warmUp(workload, fleet.routerUri(), fleet.engineUris(), timeScale, wallSeconds, log);
     }
+  }
+
+  /**
+   * Sends the first {@code wallSeconds} of {@code workload} (replies cut to 64 tokens) to {@code target}
+   * and waits for them, unmeasured: JIT warm-up of a router, its engines and this client before a
+   * measured run. Against the fleet that is then measured, pass a workload with other block tokens
+   * ({@link MooncakeWorkload#withBlockTokens}): its prompts share no prefix with the measured ones, so
+   * they only take cache room that least-recently-used eviction gives back first.
+   *
+   * @throws IOException if the target's model list or an engine's metrics cannot be read
+   * @throws InterruptedException if interrupted
+   */
+  public static void warmUp(
+      MooncakeWorkload workload, URI target, List<URI> engines, double timeScale, double wallSeconds,
+      PrintStream log) throws IOException, InterruptedException {
+    long t0 = System.nanoTime();
+    WarmUp w = new WarmUp(workload, wallSeconds * timeScale);
+    LoadTest.run(w, LoadSettings.of(target, timeScale, null), engines, "warm-up", LoadProgress.none());
     log.printf(Locale.ROOT, "warm-up: %d requests in %.0f s%n", w.size(), (System.nanoTime() - t0) / 1e9);
   }
 

@@ -86,6 +86,20 @@ public final class MooncakeWorkload implements OpenLoopWorkload {
     return new MooncakeWorkload(slice, config, blocks, ordered, arrivals);
   }
 
+  /**
+   * The same requests at the same times with prompts expanded by {@code otherBlocks}: with another
+   * seed, a workload of the same shape that shares no prefix with this one (a warm-up that leaves
+   * nothing in the caches this one could hit).
+   */
+  public MooncakeWorkload withBlockTokens(BlockTokens otherBlocks) {
+    return new MooncakeWorkload(slice, config, Objects.requireNonNull(otherBlocks, "otherBlocks"), requests, arrivalSeconds);
+  }
+
+  /** The block expansion of the prompts. */
+  public BlockTokens blockTokens() {
+    return blocks;
+  }
+
   /** The replayed slice of the trace, in trace order. */
   public MooncakeTrace slice() {
     return slice;
