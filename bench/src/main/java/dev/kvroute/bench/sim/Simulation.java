@@ -96,8 +96,8 @@ final class Simulation {
   /**
    * @param routerFactory builds the policy's router over the fleet, reading time from the given clock
    *     and the engines' true cache state from the given engines (the oracle does)
-   * @param diagnose whether to compare, for every request, the chosen engine's cached prefix with the
-   *     best engine's (costs one prefix lookup per engine and request)
+   * @param diagnose whether to compare, for every request, the prediction with the chosen engine's
+   *     cached prefix and that with the best engine's (costs one prefix lookup per engine and request)
    * @param jitter the random delay added to every request's send time
    */
   Simulation(
@@ -175,14 +175,18 @@ final class Simulation {
     Turn turn = conversation.currentTurn();
     Session session = conversation.session();
     RequestView view =
-        ChatRequests.view(MODEL, session.key(), conversation.nextRequest(), turn.replyTokens());
+        ChatRequests.viewOfSegments(
+            MODEL, session.key(), conversation.nextRequestSegments(), turn.replyTokens());
     SimRouter.Routed routed = router.route(view);
     int replica = routed.replica();
     requestsPerReplica[replica]++;
     rules.merge(routed.rule(), 1L, Long::sum);
-    // What the chosen engine (and, with diagnostics, the best engine) holds at the decision instant.
-    int atRoute = engines.get(replica).cachedPrefixTokens(routed.promptTokens());
     if (diagnose) {
+      // What the chosen engine and the best engine hold at the decision instant: the index's accuracy.
+      int atRoute = engines.get(replica).cachedPrefixTokens(routed.promptTokens());
+      if (routed.predictedCachedTokens() > atRoute + blockSize) {
+        staleAtRoute++;
+      }
       int best = 0;
       for (EngineModel e : engines) {
         best = Math.max(best, e.cachedPrefixTokens(routed.promptTokens()));
@@ -191,9 +195,6 @@ final class Simulation {
         lostAtRoute++;
         lostTokensAtRoute += best - atRoute;
       }
-    }
-    if (routed.predictedCachedTokens() > atRoute + blockSize) {
-      staleAtRoute++;
     }
 
     SplittableRandom random = new SplittableRandom(session.requestSeed(conversation.turn()));

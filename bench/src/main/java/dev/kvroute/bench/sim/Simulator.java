@@ -43,8 +43,9 @@ public final class Simulator {
   }
 
   /**
-   * @param diagnose whether {@link SimDiagnostics#lostAtRoute()} is measured (one prefix lookup per
-   *     engine and request; otherwise it is 0)
+   * @param diagnose whether {@link SimDiagnostics#staleAtRoute()} and {@link
+   *     SimDiagnostics#lostAtRoute()} are measured (one prefix lookup per engine and request;
+   *     otherwise they are 0)
    */
   public Simulator(
       PromptTokenizer tokenizer,

@@ -40,6 +40,12 @@ public final class ChatRequests {
     for (ChatMessage m : messages) {
       segments.add(PromptSegment.text(m.role(), m.content()));
     }
+    return viewOfSegments(model, sessionKey, segments, maxTokens);
+  }
+
+  /** As {@link #view} for messages already turned into segments ({@link Conversation#nextRequestSegments()}). */
+  public static RequestView viewOfSegments(
+      String model, String sessionKey, List<PromptSegment> segments, int maxTokens) {
     return new RequestView(Endpoint.CHAT_COMPLETIONS, model, sessionKey, segments, true, maxTokens);
   }
 

@@ -1,5 +1,6 @@
 package dev.kvroute.bench.workload;
 
+import dev.kvroute.core.request.PromptSegment;
 import java.util.ArrayList;
 import java.util.List;
 
@@ -12,6 +13,7 @@ import java.util.List;
 public final class Conversation {
   private final Session session;
   private final List<ChatMessage> history = new ArrayList<>();
+  private final List<PromptSegment> segments = new ArrayList<>();
   private int turn;
 
   public Conversation(Session session) {
@@ -50,6 +52,27 @@ public final class Conversation {
     messages.addAll(history);
     messages.add(ChatMessage.user(currentTurn().userText()));
     return messages;
+  }
+
+  /**
+   * The current turn's request as the router's prompt segments (one per message, in order): what
+   * {@link #nextRequest()} renders to. The segments of earlier messages are built once and reused,
+   * since building one hashes its whole text.
+   *
+   * @throws IllegalStateException if the session is done
+   */
+  public List<PromptSegment> nextRequestSegments() {
+    if (done()) {
+      throw new IllegalStateException("session " + session.key() + " has no turn left");
+    }
+    while (segments.size() < history.size()) {
+      ChatMessage m = history.get(segments.size());
+      segments.add(PromptSegment.text(m.role(), m.content()));
+    }
+    List<PromptSegment> out = new ArrayList<>(segments.size() + 1);
+    out.addAll(segments);
+    out.add(PromptSegment.text("user", currentTurn().userText()));
+    return out;
   }
 
   /** Records the assistant's reply to the current turn and moves to the next turn. */

@@ -85,7 +85,8 @@ class SimulatorTest {
   @Test
   void theOracleKnowsTheCachesSoItNeverPredictsAMissingPrefixAtTheDecision() {
     Workload w = SeedWorkload.generate(SMALL, TOKENIZER);
-    SimDiagnostics d = simulator().runDetailed(w, "oracle").diagnostics();
+    SimDiagnostics d =
+        new Simulator(TOKENIZER, WORDS, SimPolicies.seedScenario(), 1, true).runDetailed(w, "oracle").diagnostics();
     assertThat(d.staleAtRoute()).isZero();
     assertThat(d.requests()).hasSize(w.requests());
   }

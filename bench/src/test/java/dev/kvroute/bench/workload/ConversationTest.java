@@ -3,6 +3,7 @@ package dev.kvroute.bench.workload;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.kvroute.core.request.PromptSegment;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 
@@ -14,7 +15,12 @@ class ConversationTest {
   void eachTurnResendsTheWholeHistoryWithTheActualReplies() {
     Conversation c = new Conversation(session);
     assertThat(c.nextRequest()).containsExactly(ChatMessage.user(" doc"));
+    assertThat(c.nextRequestSegments()).containsExactly(PromptSegment.text("user", " doc"));
     c.reply(" a b");
+    assertThat(c.nextRequestSegments())
+        .containsExactly(
+            PromptSegment.text("user", " doc"), PromptSegment.text("assistant", " a b"),
+            PromptSegment.text("user", " more"));
     assertThat(c.nextRequest())
         .containsExactly(ChatMessage.user(" doc"), ChatMessage.assistant(" a b"), ChatMessage.user(" more"));
     assertThat(c.currentTurn().replyTokens()).isEqualTo(3);
