@@ -30,9 +30,10 @@ import picocli.CommandLine.Option;
     name = "demo",
     mixinStandardHelpOptions = true,
     description = {
-      "Run the explainer's experiment end to end: for each policy, a fresh bundled fleet and router on",
-      "loopback serve the seed workload through real HTTP; print the table beside the simulator's",
-      "prediction and write demo-report/ (results.json, simulated.json, results.md, index.html)."
+      "Run the explainer's experiment end to end through real sockets.",
+      "For each policy a fresh bundled fleet of mock engines and a kvroute router start on loopback and serve the seed workload; "
+          + "the table is printed beside the simulator's prediction and written to demo-report/ "
+          + "(results.json, simulated.json, results.md, index.html)."
     },
     sortOptions = false)
 public final class DemoCommand implements Callable<Integer> {
