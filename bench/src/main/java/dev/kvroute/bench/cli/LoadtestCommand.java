@@ -39,7 +39,9 @@ import picocli.CommandLine.Option;
     description = {
       "Drive a running router with a workload through real HTTP and print the explainer's figures.",
       "Session starts are open-loop; turns within a session are closed-loop (think time after each reply).",
-      "Example: kvroute loadtest --target http://127.0.0.1:8080 --engines http://127.0.0.1:8001,http://127.0.0.1:8002 --workload seed --replicas 2"
+      "Example: kvroute loadtest --target http://127.0.0.1:8080 --engines http://127.0.0.1:8001,http://127.0.0.1:8002 --workload seed --replicas 2",
+      "--workload mooncake replays the Mooncake trace open-loop, against --target or, without it, on a fresh bundled fleet per policy:",
+      "  kvroute loadtest --workload mooncake --slice 20..30 --rate-multiplier 2.5 --time-scale 2 --policies round-robin,cache-aware,cost"
     },
     sortOptions = false)
 public final class LoadtestCommand implements Callable<Integer> {
