@@ -54,7 +54,7 @@ final class JsonStrings {
           return i | flags;
         } else if (c == '\\') {
           flags |= ESCAPED;
-          i++; // the escaped byte; \\uXXXX's hex digits are never quotes or backslashes
+          i++; // the escaped byte; the hex digits of a \\u escape are never quotes or backslashes
         } else if (c < 0) {
           flags |= NON_ASCII;
         }
