@@ -58,17 +58,15 @@ final class DefaultRouterCore implements RouterCore {
     Decision decision = policy.choose(context(prompt, sessionKey, healthy));
     BackendId chosen = decision.backend();
     int predicted = Math.min(decision.matchedTokens(), promptTokens.length);
-    PrefixIndex.Pin pin = PrefixIndex.Pin.NONE;
     try {
-      pin = index.insertAndPin(chosen, prompt);
+      index.insert(chosen, prompt);
     } catch (IllegalArgumentException e) {
       if (registered.contains(chosen)) {
         throw e;
       }
       // Removed while this request was being routed: its view is gone, nothing to record.
     }
-    Lease lease = new RefreshingLease(
-        loads.acquire(chosen, promptTokens.length - predicted), chosen, prompt, pin);
+    Lease lease = new RefreshingLease(loads.acquire(chosen, promptTokens.length - predicted), chosen, prompt);
     return new RoutedRequest(decision, promptTokens, predicted, lease);
   }
 
@@ -135,22 +133,17 @@ final class DefaultRouterCore implements RouterCore {
    * engine's most recently used, and another session's prefix that was used earlier but released
    * earlier goes first. Refreshing at release keeps the index's LRU order close to that (the insert at
    * routing time alone would age a long-running request's pages behind requests routed after it, and
-   * the index would then evict a prefix the engine keeps and keep one the engine evicted). Until then
-   * the prompt's pages are pinned in that view (not evictable, as the engine's blocks of a running
-   * request are not); the one successful release refreshes them and then unpins them.
+   * the index would then evict a prefix the engine keeps and keep one the engine evicted).
    */
   private final class RefreshingLease implements Lease {
     private final Lease lease;
     private final BackendId backend;
     private final PrefixIndex.Prompt prompt;
-    private final PrefixIndex.Pin pin;
 
-    RefreshingLease(
-        Lease lease, BackendId backend, PrefixIndex.Prompt prompt, PrefixIndex.Pin pin) {
+    RefreshingLease(Lease lease, BackendId backend, PrefixIndex.Prompt prompt) {
       this.lease = lease;
       this.backend = backend;
       this.prompt = prompt;
-      this.pin = pin;
     }
 
     @Override
@@ -170,7 +163,6 @@ final class DefaultRouterCore implements RouterCore {
           // removed meanwhile: its view is gone, nothing to refresh
         }
       }
-      pin.release();
       return true;
     }
   }

@@ -9,9 +9,7 @@ import dev.kvroute.core.Ticker;
  * tokens and its parent's hash, each node recording which backends hold it and when each last used it.
  *
  * <p>Each backend's view is bounded by its capacity in tokens and evicts least recently used pages
- * tail-first, as vLLM's block manager does, so the index never predicts more than the engine can hold
- * (pages pinned by in-flight requests, see {@link #insertAndPin}, are never evicted, so a view may
- * briefly exceed its capacity by those).
+ * tail-first, as vLLM's block manager does, so the index never predicts more than the engine can hold.
  * Only whole pages are indexed: a prompt's trailing partial page is ignored.
  *
  * <p>Implementations are thread-safe: {@link #match} and {@link #insert} may be called concurrently
@@ -91,40 +89,6 @@ public interface PrefixIndex {
    */
   default void insert(BackendId backend, Prompt prompt) {
     insert(backend, prompt.tokens());
-  }
-
-  /**
-   * Pages of one prompt pinned in one backend's view by {@link #insertAndPin}: while pinned they are
-   * not evicted, as vLLM never evicts the blocks a running request holds.
-   */
-  @FunctionalInterface
-  interface Pin {
-    /** A pin that holds nothing. */
-    Pin NONE = () -> {};
-
-    /**
-     * Unpins the pages (they become evictable again, by their last use) and evicts the backend's
-     * view down to its capacity if pins had let it grow beyond. Idempotent: only the first call has
-     * an effect. A no-op if the backend was removed meanwhile. Thread-safe.
-     */
-    void release();
-  }
-
-  /**
-   * As {@link #insert(BackendId, Prompt)}, and pins the inserted pages (the prompt's whole pages up to
-   * the backend's capacity) until the returned pin is released. Pins are counted per page, so pages
-   * shared by several in-flight prompts stay pinned until every one is released. Eviction skips
-   * pinned pages, so when every page of a view is pinned an insert adds its pages anyway: a view may
-   * briefly exceed its capacity, by at most the pages of its in-flight prompts, and is trimmed back
-   * by the next insert or release. {@link #removeBackend} drops the backend's pins with its view.
-   *
-   * <p>The default implementation inserts without pinning and returns {@link Pin#NONE}.
-   *
-   * @throws IllegalArgumentException if {@code backend} is not registered
-   */
-  default Pin insertAndPin(BackendId backend, Prompt prompt) {
-    insert(backend, prompt);
-    return Pin.NONE;
   }
 
   /** Tokens currently attributed to {@code backend} (a multiple of the page size). */

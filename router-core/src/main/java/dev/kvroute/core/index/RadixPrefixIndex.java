@@ -37,17 +37,10 @@ import java.util.concurrent.locks.StampedLock;
  * skipped when the entry sits where the previous insert of the same path left it (just before its
  * parent's entry), which is also when the entry needs no relinking.
  *
- * <p><b>Pins.</b> Each entry has a pin count, raised by {@link #insertAndPin} for every page of the
- * prompt and lowered by the pin's release. Eviction takes the least recent unpinned entry; it is a
- * leaf, because a pinned page's ancestors are pinned too (a prompt pins its whole chain). An insert
- * pins its path while walking it (and drops those pins at the end unless it returns them), so room
- * made for a deeper page never evicts a shallower one of the same prompt.
- *
  * <p><b>Memory.</b> Every live node is held by at least one backend and each backend holds at most
  * {@code floor(capacityTokens / pageSizeTokens)} pages (an insert evicts before it adds a page to a
  * full view, and is truncated to the capacity), so live nodes never exceed the sum of the capacities
- * in pages, except while pins hold a full view above its capacity (by at most its pinned pages; the
- * next insert or release trims it back). Bytes: per node a row of 16 + 8 x words plus 16 to 32 in the page-hash map; per
+ * in pages. Bytes: per node a row of 16 + 8 x words plus 16 to 32 in the page-hash map; per
  * backend-held page 16 (links and time) + 4 (node) + 8 to 16 (entry map). Rows and maps are sized to
  * cache lines so that a page costs about one cache miss per structure touched.
  *
@@ -121,7 +114,9 @@ final class RadixPrefixIndex implements PrefixIndex {
         byOrdinal[view.ordinal] = view;
       }
       view.capacityPages = (int) capacityPages;
-      trim(view);
+      while (view.size > view.capacityPages) {
+        evictLeastRecent(view);
+      }
       view.shrinkToCapacity();
     } finally {
       lock.unlockWrite(stamp);
@@ -264,21 +259,6 @@ final class RadixPrefixIndex implements PrefixIndex {
 
   @Override
   public void insert(BackendId backend, Prompt prompt) {
-    insert(backend, prompt, false);
-  }
-
-  @Override
-  public Pin insertAndPin(BackendId backend, Prompt prompt) {
-    return insert(backend, prompt, true);
-  }
-
-  /**
-   * Inserts the prompt's pages into {@code backend}'s view, pinning them while the path is walked
-   * (so that room made for a deeper page never evicts a shallower one of the same prompt); keeps
-   * the pins and returns them if {@code pin}, else drops them and returns {@link Pin#NONE}. Then
-   * evicts down to the capacity as far as unpinned pages allow.
-   */
-  private Pin insert(BackendId backend, Prompt prompt, boolean pin) {
     Objects.requireNonNull(backend, "backend");
     HashedPrompt p = hashed(prompt);
     int[] tokens = p.tokens;
@@ -296,23 +276,11 @@ final class RadixPrefixIndex implements PrefixIndex {
       }
       int pages = Math.min(tokens.length / pageSize, view.capacityPages);
       if (pages == 0) {
-        return Pin.NONE;
+        return;
       }
       long now = Math.max(ticker.nanos(), lastNanos);
       lastNanos = now;
-      int inserted = insertPath(view, p, pages, now);
-      // The path's entries are the `inserted` most recent ones, tail page first from the end.
-      int[] pinned = pin ? new int[inserted] : null;
-      int e = view.tail;
-      for (int d = 0; d < inserted; d++, e = view.prev(e)) {
-        if (pin) {
-          pinned[d] = view.entryNode[e];
-        } else {
-          view.unpin(e);
-        }
-      }
-      trim(view);
-      return pin && inserted > 0 ? new RadixPin(view, pinned) : Pin.NONE;
+      insertPath(view, p, pages, now);
     } finally {
       lock.unlockWrite(stamp);
     }
@@ -370,7 +338,7 @@ final class RadixPrefixIndex implements PrefixIndex {
    *
    * <p>Stops early only if a page hash collides with a node under another parent.
    */
-  private int insertPath(View view, HashedPrompt prompt, int pages, long now) {
+  private void insertPath(View view, HashedPrompt prompt, int pages, long now) {
     long bit = 1L << view.ordinal;
     int word = HOLDERS + (view.ordinal >>> 6);
     long hash = PageHash.ROOT;
@@ -383,7 +351,7 @@ final class RadixPrefixIndex implements PrefixIndex {
       if (child == 0) {
         child = nodeByHash.get(hash);
         if (child != 0 && parentOf(nodes[child * stride + LINKS]) != node) {
-          return d; // 64-bit collision with a page elsewhere in the tree: index no deeper
+          return; // 64-bit collision with a page elsewhere in the tree: index no deeper
         }
       }
       int e;
@@ -396,7 +364,7 @@ final class RadixPrefixIndex implements PrefixIndex {
       }
       if (e == NIL) {
         if (view.size >= view.capacityPages) {
-          evictLeastRecent(view); // none if all are pinned: the view then exceeds its capacity
+          evictLeastRecent(view);
         }
         if (child == 0) {
           child = allocateNode(hash, node);
@@ -421,52 +389,8 @@ final class RadixPrefixIndex implements PrefixIndex {
       if ((int) nodes[parentLinks] != child) {
         nodes[parentLinks] = links(parentOf(nodes[parentLinks]), child);
       }
-      view.pin(e);
       after = e;
       node = child;
-    }
-    return pages;
-  }
-
-  /** Evicts {@code view}'s least recent unpinned pages while it holds more than its capacity. */
-  private void trim(View view) {
-    while (view.size > view.capacityPages && evictLeastRecent(view)) {
-      // evicted one
-    }
-  }
-
-  /**
-   * Pages one {@link #insertAndPin} pinned in one view, by node (entries are renumbered when a view
-   * shrinks; a pinned page's node lives as long as the view does). Released at most once.
-   */
-  private final class RadixPin implements Pin {
-    private final View view;
-    private final int[] pinnedNodes;
-    private final java.util.concurrent.atomic.AtomicBoolean released =
-        new java.util.concurrent.atomic.AtomicBoolean();
-
-    RadixPin(View view, int[] pinnedNodes) {
-      this.view = view;
-      this.pinnedNodes = pinnedNodes;
-    }
-
-    @Override
-    public void release() {
-      if (!released.compareAndSet(false, true)) {
-        return;
-      }
-      long stamp = lock.writeLock();
-      try {
-        if (views.get(view.id) != view) {
-          return; // the backend was removed (and maybe re-added): its pins went with its view
-        }
-        for (int node : pinnedNodes) {
-          view.unpin(view.entryOf.get(node, NIL));
-        }
-        trim(view);
-      } finally {
-        lock.unlockWrite(stamp);
-      }
     }
   }
 
@@ -503,26 +427,14 @@ final class RadixPrefixIndex implements PrefixIndex {
     return (int) (links >> 32);
   }
 
-  /**
-   * Evicts {@code view}'s least recent unpinned page, which is a leaf of its view: the list order puts
-   * every page behind its descendants, and a pinned page's ancestors are pinned too. Skips the
-   * pinned pages at the least recent end (in-flight requests, so few). Returns false if every page
-   * is pinned.
-   */
-  private boolean evictLeastRecent(View view) {
+  /** Evicts {@code view}'s least recent page, which the list order guarantees is a leaf of its view. */
+  private void evictLeastRecent(View view) {
     int e = view.head;
-    while (e != NIL && view.pins[e] > 0) {
-      e = view.next(e);
-    }
-    if (e == NIL) {
-      return false;
-    }
     int node = view.entryNode[e];
     view.unlink(e);
     view.freeEntry(e);
     view.entryOf.remove(node);
     releaseHolding(node, view.ordinal);
-    return true;
   }
 
   /** Clears {@code ordinal}'s bit on {@code node} and frees the node if nobody holds it any more. */
@@ -666,14 +578,12 @@ final class RadixPrefixIndex implements PrefixIndex {
     long bit = 1L << ordinal;
     check(byOrdinal[ordinal] == view, "ordinal %d does not map back to %s", ordinal, view.id);
     check((registered[ordinal >>> 6] & bit) != 0, "ordinal %d not registered", ordinal);
-    check(view.size <= view.capacityPages || view.pinnedEntries == view.size,
-        "%s holds %d pages over capacity %d with only %d pinned",
-        view.id, view.size, view.capacityPages, view.pinnedEntries);
+    check(view.size <= view.capacityPages, "%s holds %d pages over capacity %d",
+        view.id, view.size, view.capacityPages);
     check(view.entryOf.size() == view.size, "%s entry map has %d entries for size %d",
         view.id, view.entryOf.size(), view.size);
     Map<Integer, Integer> position = new HashMap<>();
     int count = 0;
-    int pinnedCount = 0;
     int prev = NIL;
     long prevTime = Long.MIN_VALUE;
     for (int e = view.head; e != NIL; e = view.next(e)) {
@@ -688,10 +598,6 @@ final class RadixPrefixIndex implements PrefixIndex {
       check(view.entryOf.get(node, NIL) == e, "%s entry map does not map node %d to entry %d",
           view.id, node, e);
       check(view.time(e) >= prevTime, "%s LRU list is out of time order at entry %d", view.id, e);
-      check(view.pins[e] >= 0, "%s entry %d has pin count %d", view.id, e, view.pins[e]);
-      if (view.pins[e] > 0) {
-        pinnedCount++;
-      }
       position.put(node, count);
       prevTime = view.time(e);
       prev = e;
@@ -699,8 +605,6 @@ final class RadixPrefixIndex implements PrefixIndex {
     }
     check(view.tail == prev, "%s tail %d != last entry %d", view.id, view.tail, prev);
     check(count == view.size, "%s LRU list has %d entries, size %d", view.id, count, view.size);
-    check(pinnedCount == view.pinnedEntries, "%s has %d pinned entries, counter %d",
-        view.id, pinnedCount, view.pinnedEntries);
     for (Map.Entry<Integer, Integer> held : position.entrySet()) {
       int parent = parentOf(nodes[held.getKey() * stride + LINKS]);
       if (parent != ROOT) {
@@ -710,10 +614,6 @@ final class RadixPrefixIndex implements PrefixIndex {
         check(parentPosition > held.getValue(),
             "%s would evict node %d before its child %d (not tail-first)",
             view.id, parent, held.getKey());
-        int childPins = view.pins[view.entryOf.get(held.getKey(), NIL)];
-        int parentPins = view.pins[view.entryOf.get(parent, NIL)];
-        check(parentPins >= childPins, "%s node %d has %d pins, fewer than its child %d's %d",
-            view.id, parent, parentPins, held.getKey(), childPins);
       }
     }
     for (int node = 1; node < nodeHighWater; node++) {
@@ -758,8 +658,6 @@ final class RadixPrefixIndex implements PrefixIndex {
     int tail = NIL;
     long[] links = new long[2 * 16]; // entry e: [2e] = prev << 32 | next, [2e + 1] = time
     int[] entryNode = new int[16];
-    int[] pins = new int[16]; // entry e: how many unreleased pins hold it
-    int pinnedEntries; // entries with pins > 0
     int entryHighWater;
     int freeEntries = NIL; // chained through the next field
     IntIntMap entryOf = new IntIntMap();
@@ -799,27 +697,13 @@ final class RadixPrefixIndex implements PrefixIndex {
           int capacity =
               Math.max(entryNode.length + 1, Math.min(entryNode.length * 2, capacityPages));
           entryNode = Arrays.copyOf(entryNode, capacity);
-          pins = Arrays.copyOf(pins, capacity);
           links = Arrays.copyOf(links, 2 * capacity);
         }
         e = entryHighWater++;
       }
       entryNode[e] = node;
-      pins[e] = 0;
       size++;
       return e;
-    }
-
-    void pin(int e) {
-      if (pins[e]++ == 0) {
-        pinnedEntries++;
-      }
-    }
-
-    void unpin(int e) {
-      if (--pins[e] == 0) {
-        pinnedEntries--;
-      }
     }
 
     void freeEntry(int e) {
@@ -877,18 +761,16 @@ final class RadixPrefixIndex implements PrefixIndex {
      * more than twice the new capacity, so memory follows the configured capacity.
      */
     void shrinkToCapacity() {
-      int target = Math.max(16, Math.max(capacityPages, size));
+      int target = Math.max(16, capacityPages);
       if (entryNode.length <= 2 * target) {
         return;
       }
       long[] newLinks = new long[2 * target];
       int[] newNode = new int[target];
-      int[] newPins = new int[target];
       IntIntMap map = new IntIntMap(size);
       int n = 0;
       for (int e = head; e != NIL; e = next(e), n++) {
         newNode[n] = entryNode[e];
-        newPins[n] = pins[e];
         newLinks[2 * n] = ((long) (n - 1) << 32) | ((n + 1) & LOW);
         newLinks[2 * n + 1] = time(e);
         map.putAbsent(newNode[n], n);
@@ -900,14 +782,13 @@ final class RadixPrefixIndex implements PrefixIndex {
       tail = n - 1;
       links = newLinks;
       entryNode = newNode;
-      pins = newPins;
       entryOf = map;
       entryHighWater = n;
       freeEntries = NIL;
     }
 
     long estimatedBytes() {
-      return 64 + (16 + 8L * links.length) + (16 + 4L * entryNode.length) + (16 + 4L * pins.length)
+      return 64 + (16 + 8L * links.length) + (16 + 4L * entryNode.length)
           + entryOf.estimatedBytes();
     }
   }
