@@ -11,10 +11,6 @@ import java.util.EnumMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
-import java.util.concurrent.ExecutionException;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import java.util.concurrent.Future;
 
 /**
  * The discrete-event simulator for {@link OpenLoopWorkload}s (trace replay): every policy against a
@@ -115,27 +111,6 @@ public final class OpenLoopSimulator {
    */
   public List<Result> runAll(OpenLoopWorkload workload, List<String> policyNames) {
     policyNames.forEach(policies::check);
-    ExecutorService pool = Executors.newFixedThreadPool(Math.min(threads, Math.max(1, policyNames.size())));
-    try {
-      List<Future<Result>> futures = new ArrayList<>();
-      for (String p : policyNames) {
-        futures.add(pool.submit(() -> run(workload, p)));
-      }
-      List<Result> out = new ArrayList<>();
-      for (Future<Result> f : futures) {
-        out.add(f.get());
-      }
-      return out;
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      throw new IllegalStateException("interrupted", e);
-    } catch (ExecutionException e) {
-      if (e.getCause() instanceof RuntimeException r) {
-        throw r;
-      }
-      throw new IllegalStateException(e.getCause());
-    } finally {
-      pool.shutdownNow();
-    }
+    return PolicyRuns.inParallel(policyNames, threads, p -> run(workload, p));
   }
 }

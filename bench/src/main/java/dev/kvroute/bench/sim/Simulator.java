@@ -8,10 +8,6 @@ import dev.kvroute.core.tokenize.SingleTokenVocabulary;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
-import java.util.concurrent.ExecutionException;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import java.util.concurrent.Future;
 
 /**
  * The discrete-event simulator: replays a workload under each policy in virtual time, every policy
@@ -125,27 +121,6 @@ public final class Simulator {
    */
   public List<Result> runAllDetailed(Workload workload, List<String> policyNames) {
     policyNames.forEach(policies::check);
-    ExecutorService pool = Executors.newFixedThreadPool(Math.min(threads, Math.max(1, policyNames.size())));
-    try {
-      List<Future<Result>> futures = new ArrayList<>();
-      for (String p : policyNames) {
-        futures.add(pool.submit(() -> runDetailed(workload, p)));
-      }
-      List<Result> out = new ArrayList<>();
-      for (Future<Result> f : futures) {
-        out.add(f.get());
-      }
-      return out;
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      throw new IllegalStateException("interrupted", e);
-    } catch (ExecutionException e) {
-      if (e.getCause() instanceof RuntimeException r) {
-        throw r;
-      }
-      throw new IllegalStateException(e.getCause());
-    } finally {
-      pool.shutdownNow();
-    }
+    return PolicyRuns.inParallel(policyNames, threads, p -> runDetailed(workload, p));
   }
 }

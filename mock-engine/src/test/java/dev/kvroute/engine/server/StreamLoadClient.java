@@ -85,20 +85,15 @@ public final class StreamLoadClient {
     SplittableRandom rnd = new SplittableRandom(1);
     long staggerNanos = TimeUnit.SECONDS.toNanos(2);
     for (int i = 0; i < streams; i++) {
-      int id = i;
       long delay = rnd.nextLong(staggerNanos);
       group.schedule(() -> b.connect(uri.getHost(), uri.getPort()).addListener(f -> {
         if (!f.isSuccess()) {
           c.errors.incrementAndGet();
         }
       }), delay, TimeUnit.NANOSECONDS);
-      if (id % 500 == 499) {
-        Thread.sleep(1);
-      }
     }
-    while (System.nanoTime() < c.end) {
-      Thread.sleep(200);
-    }
+    // wait for the end of the measured window on the event loop's own timer
+    group.schedule(() -> { }, Math.max(0, c.end - System.nanoTime()), TimeUnit.NANOSECONDS).sync();
     long measured = c.end - c.warmupEnd;
     long[] g = group.submit(() -> Arrays.copyOf(c.gaps, c.gapCount)).get();
     group.shutdownGracefully(0, 1, TimeUnit.SECONDS).syncUninterruptibly();
