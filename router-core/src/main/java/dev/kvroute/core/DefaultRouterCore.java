@@ -58,15 +58,16 @@ final class DefaultRouterCore implements RouterCore {
     Decision decision = policy.choose(context(prompt, sessionKey, healthy));
     BackendId chosen = decision.backend();
     int predicted = Math.min(decision.matchedTokens(), promptTokens.length);
+    PrefixIndex.Pin pin = PrefixIndex.Pin.NONE;
     try {
-      index.insert(chosen, prompt);
+      pin = index.insertAndPin(chosen, prompt);
     } catch (IllegalArgumentException e) {
       if (registered.contains(chosen)) {
         throw e;
       }
       // Removed while this request was being routed: its view is gone, nothing to record.
     }
-    Lease lease = new RefreshingLease(loads.acquire(chosen, promptTokens.length - predicted), chosen, prompt);
+    Lease lease = new PinningLease(loads.acquire(chosen, promptTokens.length - predicted), pin);
     return new RoutedRequest(decision, promptTokens, predicted, lease);
   }
 
@@ -127,23 +128,22 @@ final class DefaultRouterCore implements RouterCore {
   }
 
   /**
-   * A request's lease that, when the request ends, marks its prompt's pages used again in the chosen
-   * backend's view. vLLM never evicts blocks a running request holds, and its free-block queue orders
-   * cached blocks by when their request released them; so when a request ends, its prefix is the
-   * engine's most recently used, and another session's prefix that was used earlier but released
-   * earlier goes first. Refreshing at release keeps the index's LRU order close to that (the insert at
-   * routing time alone would age a long-running request's pages behind requests routed after it, and
-   * the index would then evict a prefix the engine keeps and keep one the engine evicted).
+   * A request's lease that holds its prompt's pages pinned in the chosen backend's view until the
+   * request ends, then releases them as used now. vLLM never evicts blocks a running request holds,
+   * and its free-block queue orders cached blocks by when their request released them: when a
+   * request ends, its prefix is the engine's most recently used, and another session's prefix that
+   * was used later but released earlier goes first. Ordering the index by routing time instead would
+   * age a long-running request's pages behind requests routed after it, and the index would evict a
+   * prefix the engine keeps and keep one the engine evicted. The pin is released on the lease's one
+   * successful release, from whichever thread ends the request.
    */
-  private final class RefreshingLease implements Lease {
+  private static final class PinningLease implements Lease {
     private final Lease lease;
-    private final BackendId backend;
-    private final PrefixIndex.Prompt prompt;
+    private final PrefixIndex.Pin pin;
 
-    RefreshingLease(Lease lease, BackendId backend, PrefixIndex.Prompt prompt) {
+    PinningLease(Lease lease, PrefixIndex.Pin pin) {
       this.lease = lease;
-      this.backend = backend;
-      this.prompt = prompt;
+      this.pin = pin;
     }
 
     @Override
@@ -156,13 +156,7 @@ final class DefaultRouterCore implements RouterCore {
       if (!lease.release()) {
         return false;
       }
-      if (registered.contains(backend)) {
-        try {
-          index.insert(backend, prompt);
-        } catch (IllegalArgumentException e) {
-          // removed meanwhile: its view is gone, nothing to refresh
-        }
-      }
+      pin.release();
       return true;
     }
   }

@@ -103,6 +103,35 @@ class RouterCoreTest {
   }
 
   @Test
+  void anInFlightRequestsPagesArePinnedUntilItsOneRelease() {
+    // Room for two 64-token prompts; A stays in flight while three others are routed and finish.
+    RouterCore core =
+        RouterCore.create(
+            Policies.create("round-robin", PolicyConfig.defaults(), new SplittableRandom(1)),
+            TOKENIZER,
+            PrefixIndex.radix(PAGE, Ticker.system()),
+            loads);
+    core.addBackend(A, 128);
+    int[] a = IntStream.range(0, 64).toArray();
+    RouterCore.Routed ra = core.route(a, null, List.of(A));
+    for (int i = 1; i <= 3; i++) {
+      core.route(IntStream.range(i * 1_000, i * 1_000 + 64).toArray(), null, List.of(A))
+          .lease().release();
+      core.index().checkInvariants();
+    }
+    assertThat(core.index().match(a).matched(A)).as("pinned while in flight").isEqualTo(64);
+
+    assertThat(ra.lease().release()).isTrue();
+    RouterCore.Routed rb = core.route(IntStream.range(5_000, 5_064).toArray(), null, List.of(A));
+    assertThat(ra.lease().release()).as("released once").isFalse();
+    RouterCore.Routed rc = core.route(IntStream.range(6_000, 6_064).toArray(), null, List.of(A));
+    assertThat(core.index().match(a).matched(A)).as("evictable once released").isZero();
+    rb.lease().release();
+    rc.lease().release();
+    core.index().checkInvariants();
+  }
+
+  @Test
   void nextTurnFollowsItsHistory() {
     RouterCore core = core(cacheAware());
     List<PromptSegment> history = new ArrayList<>();

@@ -35,8 +35,14 @@ import org.openjdk.jmh.annotations.Warmup;
  *       percentiles).
  *   <li>{@code matchOnly}: one descent for all 8 backends, no insert, cycling through 512 prompts
  *       drawn from the same stream after warm-up (so they find what a request arriving then finds).
+ *   <li>{@code pinnedWithInFlight}: as the router does it: match, {@link PrefixIndex#insertAndPin},
+ *       and the release of the pin taken {@value #IN_FLIGHT} requests earlier (so {@value #IN_FLIGHT}
+ *       prompts are pinned at any time, a fleet's worth of running requests).
+ *   <li>{@code refreshedWithInFlight}: the same with a plain insert and, in place of the release, a
+ *       second insert of the prompt routed {@value #IN_FLIGHT} requests earlier (the router before
+ *       pins): the baseline for {@code pinnedWithInFlight}.
  *   <li>{@code workloadOnly}: the baseline cost of producing the prompt (copying a history), to
- *       subtract from the two above.
+ *       subtract from the others.
  * </ul>
  *
  * <p>Run (after {@code mvn -B -q -o -pl router-core install -DskipTests} and
@@ -58,6 +64,7 @@ public class PrefixIndexBenchmark {
   static final int BACKENDS = 8;
   static final long CAPACITY_TOKENS = 200_000;
   static final int SWITCH_MARGIN_TOKENS = 4_096;
+  static final int IN_FLIGHT = 64;
 
   @Param("16")
   public int pageSizeTokens;
@@ -70,6 +77,10 @@ public class PrefixIndexBenchmark {
   private long requests;
   private long promptTokens;
   private long matchedTokens;
+  private final PrefixIndex.Pin[] pins = new PrefixIndex.Pin[IN_FLIGHT];
+  private final BackendId[] inFlightBackend = new BackendId[IN_FLIGHT];
+  private final PrefixIndex.Prompt[] inFlightPrompt = new PrefixIndex.Prompt[IN_FLIGHT];
+  private int slot;
 
   @Setup(Level.Trial)
   public void setUp() {
@@ -113,6 +124,18 @@ public class PrefixIndexBenchmark {
    */
   static int route(ChatHistoryWorkload workload, PrefixIndex index, BackendId[] backends) {
     int[] prompt = workload.nextPrompt();
+    PrefixIndex.Prompt prepared = index.prompt(prompt);
+    Choice choice = choose(workload, index, backends, prepared);
+    index.insert(choice.backend(), prepared);
+    workload.replied();
+    return choice.matched();
+  }
+
+  /** Where {@link #route} sends a prompt, and that backend's match. */
+  private record Choice(BackendId backend, int matched) {}
+
+  private static Choice choose(
+      ChatHistoryWorkload workload, PrefixIndex index, BackendId[] backends, PrefixIndex.Prompt prompt) {
     PrefixMatch match = index.match(prompt);
     BackendId home = backends[workload.lastSessionId() % backends.length];
     BackendId best = home;
@@ -124,13 +147,9 @@ public class PrefixIndexBenchmark {
         bestMatched = matched;
       }
     }
-    if (bestMatched <= match.matched(home) + SWITCH_MARGIN_TOKENS) {
-      best = home;
-      bestMatched = match.matched(home);
-    }
-    index.insert(best, prompt);
-    workload.replied();
-    return bestMatched;
+    return bestMatched <= match.matched(home) + SWITCH_MARGIN_TOKENS
+        ? new Choice(home, match.matched(home))
+        : new Choice(best, bestMatched);
   }
 
   @Benchmark
@@ -141,6 +160,36 @@ public class PrefixIndexBenchmark {
     promptTokens += workload.lastPromptTokens();
     matchedTokens += matched;
     return matched;
+  }
+
+  @Benchmark
+  public PrefixIndex.Pin pinnedWithInFlight() {
+    PrefixIndex.Prompt prompt = index.prompt(workload.nextPrompt());
+    BackendId best = choose(workload, index, backends, prompt).backend();
+    PrefixIndex.Pin pin = index.insertAndPin(best, prompt);
+    workload.replied();
+    PrefixIndex.Pin oldest = pins[slot];
+    if (oldest != null) {
+      oldest.release();
+    }
+    pins[slot] = pin;
+    slot = (slot + 1) % IN_FLIGHT;
+    return pin;
+  }
+
+  @Benchmark
+  public PrefixIndex.Prompt refreshedWithInFlight() {
+    PrefixIndex.Prompt prompt = index.prompt(workload.nextPrompt());
+    BackendId best = choose(workload, index, backends, prompt).backend();
+    index.insert(best, prompt);
+    workload.replied();
+    if (inFlightPrompt[slot] != null) {
+      index.insert(inFlightBackend[slot], inFlightPrompt[slot]);
+    }
+    inFlightBackend[slot] = best;
+    inFlightPrompt[slot] = prompt;
+    slot = (slot + 1) % IN_FLIGHT;
+    return prompt;
   }
 
   @Benchmark

@@ -9,7 +9,9 @@ import dev.kvroute.core.Ticker;
  * tokens and its parent's hash, each node recording which backends hold it and when each last used it.
  *
  * <p>Each backend's view is bounded by its capacity in tokens and evicts least recently used pages
- * tail-first, as vLLM's block manager does, so the index never predicts more than the engine can hold.
+ * tail-first, as vLLM's block manager does, so the index never predicts more than the engine can hold
+ * (pages pinned by in-flight requests, see {@link #insertAndPin}, are never evicted, so a view whose
+ * every page is pinned may exceed its capacity by those until they are released).
  * Only whole pages are indexed: a prompt's trailing partial page is ignored.
  *
  * <p>Implementations are thread-safe: {@link #match} and {@link #insert} may be called concurrently
@@ -89,6 +91,53 @@ public interface PrefixIndex {
    */
   default void insert(BackendId backend, Prompt prompt) {
     insert(backend, prompt.tokens());
+  }
+
+  /**
+   * The pages of one routed prompt pinned in one backend's view by {@link #insertAndPin}, as the
+   * engine's blocks are held by the running request.
+   */
+  @FunctionalInterface
+  interface Pin {
+    /** A pin that holds nothing. */
+    Pin NONE = () -> {};
+
+    /**
+     * The request finished: unpins its pages and marks them used now, as vLLM frees a finished
+     * request's blocks to the most recently used end of its free queue (so a session that just ended
+     * outlives one that ended earlier, whenever each was routed). Pages still pinned by other
+     * requests stay pinned. Then evicts down to the capacity if pins had held the view above it.
+     * Only the first call has an effect; a no-op if the backend was removed meanwhile (even if it was
+     * added again). Thread-safe.
+     */
+    void release();
+  }
+
+  /**
+   * As {@link #insert(BackendId, Prompt)}, and pins the inserted pages (the prompt's whole pages up to
+   * the backend's capacity) until the returned pin is released: pinned pages are not evicted. Pins
+   * are counted per page, so a prefix shared by several in-flight prompts stays pinned until every
+   * one is released. When every page of the view is pinned, the insert adds its pages anyway: the
+   * view exceeds its capacity, by at most the pages of its in-flight prompts, until releases trim it.
+   *
+   * <p>The default implementation inserts without pinning, and its pin inserts the prompt again on
+   * the first release (the refresh, without the pin).
+   *
+   * @throws IllegalArgumentException if {@code backend} is not registered
+   */
+  default Pin insertAndPin(BackendId backend, Prompt prompt) {
+    insert(backend, prompt);
+    java.util.concurrent.atomic.AtomicBoolean released =
+        new java.util.concurrent.atomic.AtomicBoolean();
+    return () -> {
+      if (released.compareAndSet(false, true)) {
+        try {
+          insert(backend, prompt);
+        } catch (IllegalArgumentException removed) {
+          // the backend was removed meanwhile: nothing to refresh
+        }
+      }
+    };
   }
 
   /** Tokens currently attributed to {@code backend} (a multiple of the page size). */

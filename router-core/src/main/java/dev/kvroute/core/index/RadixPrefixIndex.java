@@ -37,17 +37,29 @@ import java.util.concurrent.locks.StampedLock;
  * skipped when the entry sits where the previous insert of the same path left it (just before its
  * parent's entry), which is also when the entry needs no relinking.
  *
+ * <p><b>Pins.</b> vLLM never evicts a block a running request holds, and frees a finished request's
+ * blocks to the tail of its free queue (most recently used). {@link #insertAndPin} mirrors that: each
+ * entry has a pin count, raised for every page of a routed prompt, and an entry with pins is taken
+ * out of its backend's LRU list, so eviction (which pops the list's least recent end) never sees it and
+ * stays O(1). The pin's release lowers the counts along the same path and links each page whose count
+ * reaches zero back in at the most recent end, tail page first, as an insert does. A prompt pins its
+ * whole chain from the root, so a pinned page's ancestors are pinned too (with at least its count),
+ * and the least recent listed entry is still a leaf of its view.
+ *
  * <p><b>Memory.</b> Every live node is held by at least one backend and each backend holds at most
  * {@code floor(capacityTokens / pageSizeTokens)} pages (an insert evicts before it adds a page to a
  * full view, and is truncated to the capacity), so live nodes never exceed the sum of the capacities
- * in pages. Bytes: per node a row of 16 + 8 x words plus 16 to 32 in the page-hash map; per
- * backend-held page 16 (links and time) + 4 (node) + 8 to 16 (entry map). Rows and maps are sized to
+ * in pages, except while pins hold a view above its capacity (a view whose every page is pinned
+ * takes a pinned prompt's pages anyway, as the engine will hold them once it runs the request; the
+ * release trims the view back). Bytes: per node a row of 16 + 8 x words plus 16 to 32 in the
+ * page-hash map; per backend-held page 16 (links and time) + 4 (node) + 4 (pins) + 8 to 16 (entry
+ * map). Rows and maps are sized to
  * cache lines so that a page costs about one cache miss per structure touched.
  *
  * <p><b>Thread safety.</b> One {@link StampedLock}: {@link #match}, {@link #sizeTokens},
  * {@link #estimatedBytes} and {@link #checkInvariants} take its read lock, so matches from several
- * event loops run in parallel; {@link #insert}, {@link #addBackend} and {@link #removeBackend} take
- * its write lock. StampedLock rather than ReentrantReadWriteLock because its read lock is a single
+ * event loops run in parallel; {@link #insert}, {@link #insertAndPin}, a pin's release,
+ * {@link #addBackend} and {@link #removeBackend} take its write lock. StampedLock rather than ReentrantReadWriteLock because its read lock is a single
  * CAS without per-thread hold counts; nothing here re-enters the lock.
  */
 final class RadixPrefixIndex implements PrefixIndex {
@@ -59,6 +71,10 @@ final class RadixPrefixIndex implements PrefixIndex {
   private static final int HASH = 0; // chained page hash; for a free node, the next free node id
   private static final int LINKS = 1; // parent node id (FREE for a free node) << 32 | child hint
   private static final int HOLDERS = 2;
+  // What a walk of a prompt's path does to each page (see walkPath).
+  private static final int INSERT = 0;
+  private static final int PIN = 1;
+  private static final int UNPIN = 2;
 
   private final int pageSize;
   private final Ticker ticker;
@@ -114,9 +130,7 @@ final class RadixPrefixIndex implements PrefixIndex {
         byOrdinal[view.ordinal] = view;
       }
       view.capacityPages = (int) capacityPages;
-      while (view.size > view.capacityPages) {
-        evictLeastRecent(view);
-      }
+      trim(view);
       view.shrinkToCapacity();
     } finally {
       lock.unlockWrite(stamp);
@@ -132,9 +146,19 @@ final class RadixPrefixIndex implements PrefixIndex {
       if (view == null) {
         return;
       }
-      // From the least recent end, so descendants go before their ancestors.
-      for (int e = view.head; e != NIL; e = view.next(e)) {
-        releaseHolding(view.entryNode[e], view.ordinal);
+      // Clear every bit first, then free what nobody holds: pinned entries are not in list order, and
+      // a node freed before a held child would orphan it.
+      int word = HOLDERS + (view.ordinal >>> 6);
+      long bit = 1L << view.ordinal;
+      for (int e = 0; e < view.entryHighWater; e++) {
+        if (view.entryNode[e] != ROOT) {
+          nodes[view.entryNode[e] * stride + word] &= ~bit;
+        }
+      }
+      for (int e = 0; e < view.entryHighWater; e++) {
+        if (view.entryNode[e] != ROOT) {
+          freeIfUnheld(view.entryNode[e]);
+        }
       }
       byOrdinal[view.ordinal] = null;
       registered[view.ordinal >>> 6] &= ~(1L << view.ordinal);
@@ -259,6 +283,15 @@ final class RadixPrefixIndex implements PrefixIndex {
 
   @Override
   public void insert(BackendId backend, Prompt prompt) {
+    insert(backend, prompt, INSERT);
+  }
+
+  @Override
+  public Pin insertAndPin(BackendId backend, Prompt prompt) {
+    return insert(backend, prompt, PIN);
+  }
+
+  private Pin insert(BackendId backend, Prompt prompt, int mode) {
     Objects.requireNonNull(backend, "backend");
     HashedPrompt p = hashed(prompt);
     int[] tokens = p.tokens;
@@ -276,13 +309,55 @@ final class RadixPrefixIndex implements PrefixIndex {
       }
       int pages = Math.min(tokens.length / pageSize, view.capacityPages);
       if (pages == 0) {
-        return;
+        return Pin.NONE;
       }
-      long now = Math.max(ticker.nanos(), lastNanos);
-      lastNanos = now;
-      insertPath(view, p, pages, now);
+      int walked = walkPath(view, p, pages, now(), mode);
+      trim(view);
+      return mode == PIN && walked > 0 ? new PagePin(view, p, walked) : Pin.NONE;
     } finally {
       lock.unlockWrite(stamp);
+    }
+  }
+
+  private long now() {
+    long now = Math.max(ticker.nanos(), lastNanos);
+    lastNanos = now;
+    return now;
+  }
+
+  /**
+   * The pins one {@link #insertAndPin} took: the first {@code pages} pages of {@code prompt} in
+   * {@code view}. Released once; a no-op if the view was removed meanwhile (even if its backend was
+   * added again: that is a new view).
+   */
+  private final class PagePin implements Pin {
+    private final View view;
+    private final HashedPrompt prompt;
+    private final int pages;
+    private boolean released; // guarded by the write lock
+
+    PagePin(View view, HashedPrompt prompt, int pages) {
+      this.view = view;
+      this.prompt = prompt;
+      this.pages = pages;
+    }
+
+    @Override
+    public void release() {
+      long stamp = lock.writeLock();
+      try {
+        if (released) {
+          return;
+        }
+        released = true;
+        if (views.get(view.id) != view) {
+          return;
+        }
+        walkPath(view, prompt, pages, now(), UNPIN);
+        trim(view);
+      } finally {
+        lock.unlockWrite(stamp);
+      }
     }
   }
 
@@ -327,23 +402,30 @@ final class RadixPrefixIndex implements PrefixIndex {
   }
 
   /**
-   * Walks the prompt's first {@code pages} pages from the root (at most the view's capacity), marking
-   * each held by {@code view} and used at {@code now}, creating missing nodes.
+   * Walks the prompt's first {@code pages} pages from the root (at most the view's capacity) and, by
+   * {@code mode}: {@link #INSERT} marks each held by {@code view} and used at {@code now}, creating
+   * missing nodes; {@link #PIN} marks each held and raises its pin count (taking it out of the LRU
+   * list); {@link #UNPIN} lowers each pin count and relinks, used at {@code now}, the pages whose count
+   * reaches zero. Pinned pages are left alone by an insert (they are not evictable, and their release
+   * marks them used).
    *
-   * <p>Page {@code d} is linked just before page {@code d - 1} at the most recent end of the view's
-   * list, so the touched pages end up ordered tail first and, at every step, each held page sits
-   * behind all its held descendants. Hence when a new page needs room, the least recent entry is a
-   * leaf of the view and not on this path: the touched pages are the {@code d < capacity} most recent
-   * entries, and the view holds no page deeper on this path than the one being added.
+   * <p>A listed page {@code d} is linked just before the previous listed page of the path at the most
+   * recent end of the view's list, so the path's listed pages end up ordered tail first and, at every
+   * step, each listed page sits behind all its listed descendants. Hence when a new page needs room,
+   * the least recent entry is a leaf of the view (its children are listed before it or pinned, and a
+   * page with a pinned child is pinned), and it is not on this path unless every listed entry is, in
+   * which case it is the previous page ({@code after}) and nothing is evicted: the view grows past its
+   * capacity and {@link #trim} cuts it back from the tail once the walk is done.
    *
-   * <p>Stops early only if a page hash collides with a node under another parent.
+   * <p>Returns the number of pages walked: {@code pages}, or fewer if a page hash collides with a
+   * node under another parent (or, for an unpin, if a page is not held, which a live pin prevents).
    */
-  private void insertPath(View view, HashedPrompt prompt, int pages, long now) {
+  private int walkPath(View view, HashedPrompt prompt, int pages, long now, int mode) {
     long bit = 1L << view.ordinal;
     int word = HOLDERS + (view.ordinal >>> 6);
     long hash = PageHash.ROOT;
     int node = ROOT;
-    int after = NIL; // entry of the previous page, which this page is linked just before
+    int after = NIL; // entry of the previous listed page, which this page is linked just before
     int guess = NIL; // where the last insert of this path left this page's entry
     for (int d = 0; d < pages; d++) {
       hash = prompt.hash(d);
@@ -351,7 +433,7 @@ final class RadixPrefixIndex implements PrefixIndex {
       if (child == 0) {
         child = nodeByHash.get(hash);
         if (child != 0 && parentOf(nodes[child * stride + LINKS]) != node) {
-          return; // 64-bit collision with a page elsewhere in the tree: index no deeper
+          return d; // 64-bit collision with a page elsewhere in the tree: index no deeper
         }
       }
       int e;
@@ -362,8 +444,12 @@ final class RadixPrefixIndex implements PrefixIndex {
       } else {
         e = view.entryOf.get(child, NIL);
       }
+      guess = NIL;
       if (e == NIL) {
-        if (view.size >= view.capacityPages) {
+        if (mode == UNPIN) {
+          return d;
+        }
+        if (view.size >= view.capacityPages && view.head != NIL && view.head != after) {
           evictLeastRecent(view);
         }
         if (child == 0) {
@@ -372,8 +458,23 @@ final class RadixPrefixIndex implements PrefixIndex {
         e = view.newEntry(child);
         view.entryOf.putAbsent(child, e);
         nodes[child * stride + word] |= bit;
-        guess = NIL;
-        link(view, e, after, now);
+        if (mode == PIN) {
+          view.pin(e);
+        } else {
+          link(view, e, after, now);
+          after = e;
+        }
+      } else if (view.pins[e] > 0) {
+        if (mode == PIN) {
+          view.pins[e]++;
+        } else if (mode == UNPIN && --view.pins[e] == 0) {
+          view.pinned--;
+          link(view, e, after, now);
+          after = e;
+        }
+      } else if (mode == PIN) {
+        view.unlink(e);
+        view.pin(e);
       } else {
         // Tail-first linking left the child's entry just before this one, unless another insert
         // moved either since.
@@ -384,14 +485,15 @@ final class RadixPrefixIndex implements PrefixIndex {
           view.unlink(e);
           link(view, e, after, now);
         }
+        after = e;
       }
       int parentLinks = node * stride + LINKS;
       if ((int) nodes[parentLinks] != child) {
         nodes[parentLinks] = links(parentOf(nodes[parentLinks]), child);
       }
-      after = e;
       node = child;
     }
+    return pages;
   }
 
   private static void link(View view, int e, int after, long now) {
@@ -427,6 +529,13 @@ final class RadixPrefixIndex implements PrefixIndex {
     return (int) (links >> 32);
   }
 
+  /** Evicts {@code view}'s least recent pages while it is over capacity and any are unpinned. */
+  private void trim(View view) {
+    while (view.size > view.capacityPages && view.head != NIL) {
+      evictLeastRecent(view);
+    }
+  }
+
   /** Evicts {@code view}'s least recent page, which the list order guarantees is a leaf of its view. */
   private void evictLeastRecent(View view) {
     int e = view.head;
@@ -434,13 +543,13 @@ final class RadixPrefixIndex implements PrefixIndex {
     view.unlink(e);
     view.freeEntry(e);
     view.entryOf.remove(node);
-    releaseHolding(node, view.ordinal);
+    nodes[node * stride + HOLDERS + (view.ordinal >>> 6)] &= ~(1L << view.ordinal);
+    freeIfUnheld(node);
   }
 
-  /** Clears {@code ordinal}'s bit on {@code node} and frees the node if nobody holds it any more. */
-  private void releaseHolding(int node, int ordinal) {
+  /** Frees {@code node} if no backend holds it any more. */
+  private void freeIfUnheld(int node) {
     int row = node * stride;
-    nodes[row + HOLDERS + (ordinal >>> 6)] &= ~(1L << ordinal);
     for (int i = 0; i < words; i++) {
       if (nodes[row + HOLDERS + i] != 0) {
         return;
@@ -578,7 +687,8 @@ final class RadixPrefixIndex implements PrefixIndex {
     long bit = 1L << ordinal;
     check(byOrdinal[ordinal] == view, "ordinal %d does not map back to %s", ordinal, view.id);
     check((registered[ordinal >>> 6] & bit) != 0, "ordinal %d not registered", ordinal);
-    check(view.size <= view.capacityPages, "%s holds %d pages over capacity %d",
+    check(view.size <= view.capacityPages || view.head == NIL,
+        "%s holds %d pages over capacity %d with unpinned pages left to evict",
         view.id, view.size, view.capacityPages);
     check(view.entryOf.size() == view.size, "%s entry map has %d entries for size %d",
         view.id, view.entryOf.size(), view.size);
@@ -598,16 +708,44 @@ final class RadixPrefixIndex implements PrefixIndex {
       check(view.entryOf.get(node, NIL) == e, "%s entry map does not map node %d to entry %d",
           view.id, node, e);
       check(view.time(e) >= prevTime, "%s LRU list is out of time order at entry %d", view.id, e);
+      check(view.pins[e] == 0, "%s entry %d is pinned but in the LRU list", view.id, e);
       position.put(node, count);
       prevTime = view.time(e);
       prev = e;
       count++;
     }
     check(view.tail == prev, "%s tail %d != last entry %d", view.id, view.tail, prev);
-    check(count == view.size, "%s LRU list has %d entries, size %d", view.id, count, view.size);
-    for (Map.Entry<Integer, Integer> held : position.entrySet()) {
+    int listed = count;
+    Map<Integer, Integer> pinCount = new HashMap<>();
+    for (int e = 0; e < view.entryHighWater; e++) {
+      int node = view.entryNode[e];
+      if (node == ROOT || view.pins[e] == 0) {
+        continue;
+      }
+      check(parentOf(nodes[node * stride + LINKS]) != FREE && (nodes[node * stride + word] & bit) != 0,
+          "%s pinned entry %d points at node %d it does not hold", view.id, e, node);
+      check(view.entryOf.get(node, NIL) == e, "%s entry map does not map pinned node %d to entry %d",
+          view.id, node, e);
+      check(!position.containsKey(node), "%s node %d is both listed and pinned", view.id, node);
+      pinCount.put(node, view.pins[e]);
+      count++;
+    }
+    check(pinCount.size() == view.pinned, "%s has %d pinned entries, counter %d",
+        view.id, pinCount.size(), view.pinned);
+    check(count == view.size, "%s has %d listed + %d pinned entries, size %d",
+        view.id, listed, pinCount.size(), view.size);
+    for (Map.Entry<Integer, Integer> held : pinCount.entrySet()) {
       int parent = parentOf(nodes[held.getKey() * stride + LINKS]);
       if (parent != ROOT) {
+        Integer parentPins = pinCount.get(parent);
+        check(parentPins != null && parentPins >= held.getValue(),
+            "%s node %d has %d pins but its parent %d has %s (a pin covers a whole chain)",
+            view.id, held.getKey(), held.getValue(), parent, parentPins);
+      }
+    }
+    for (Map.Entry<Integer, Integer> held : position.entrySet()) {
+      int parent = parentOf(nodes[held.getKey() * stride + LINKS]);
+      if (parent != ROOT && !pinCount.containsKey(parent)) {
         Integer parentPosition = position.get(parent);
         check(parentPosition != null, "%s holds node %d but not its parent %d",
             view.id, held.getKey(), parent);
@@ -618,7 +756,8 @@ final class RadixPrefixIndex implements PrefixIndex {
     }
     for (int node = 1; node < nodeHighWater; node++) {
       if (parentOf(nodes[node * stride + LINKS]) != FREE && (nodes[node * stride + word] & bit) != 0) {
-        check(position.containsKey(node), "node %d has %s's bit but no entry", node, view.id);
+        check(position.containsKey(node) || view.entryOf.get(node, NIL) != NIL,
+            "node %d has %s's bit but no entry", node, view.id);
       }
     }
   }
@@ -642,10 +781,11 @@ final class RadixPrefixIndex implements PrefixIndex {
   }
 
   /**
-   * One backend's view: its capacity, and one entry per page it holds in a doubly linked list from
-   * least to most recently used, with a node-to-entry map. An entry is a 16-byte row of
-   * {@code links} (previous and next entry packed in one long, then the last-use time) plus its node
-   * in {@code entryNode}; entries are recycled through a free list.
+   * One backend's view: its capacity, and one entry per page it holds, with a node-to-entry map. An
+   * unpinned entry is in a doubly linked list from least to most recently used; a pinned one is out
+   * of it (its links are stale). An entry is a 16-byte row of {@code links} (previous and next entry
+   * packed in one long, then the last-use time) plus its node in {@code entryNode} and its pin count in
+   * {@code pins}; entries are recycled through a free list.
    */
   private static final class View {
     private static final long LOW = 0xFFFFFFFFL;
@@ -654,10 +794,12 @@ final class RadixPrefixIndex implements PrefixIndex {
     final int ordinal;
     int capacityPages;
     int size;
+    int pinned; // entries with pins > 0, out of the list
     int head = NIL;
     int tail = NIL;
     long[] links = new long[2 * 16]; // entry e: [2e] = prev << 32 | next, [2e + 1] = time
     int[] entryNode = new int[16];
+    int[] pins = new int[16];
     int entryHighWater;
     int freeEntries = NIL; // chained through the next field
     IntIntMap entryOf = new IntIntMap();
@@ -697,6 +839,7 @@ final class RadixPrefixIndex implements PrefixIndex {
           int capacity =
               Math.max(entryNode.length + 1, Math.min(entryNode.length * 2, capacityPages));
           entryNode = Arrays.copyOf(entryNode, capacity);
+          pins = Arrays.copyOf(pins, capacity);
           links = Arrays.copyOf(links, 2 * capacity);
         }
         e = entryHighWater++;
@@ -704,6 +847,12 @@ final class RadixPrefixIndex implements PrefixIndex {
       entryNode[e] = node;
       size++;
       return e;
+    }
+
+    /** Marks an entry that is not in the list (new, or just unlinked) as pinned once. */
+    void pin(int e) {
+      pins[e] = 1;
+      pinned++;
     }
 
     void freeEntry(int e) {
@@ -761,12 +910,13 @@ final class RadixPrefixIndex implements PrefixIndex {
      * more than twice the new capacity, so memory follows the configured capacity.
      */
     void shrinkToCapacity() {
-      int target = Math.max(16, capacityPages);
+      int target = Math.max(16, Math.max(capacityPages, size));
       if (entryNode.length <= 2 * target) {
         return;
       }
       long[] newLinks = new long[2 * target];
       int[] newNode = new int[target];
+      int[] newPins = new int[target];
       IntIntMap map = new IntIntMap(size);
       int n = 0;
       for (int e = head; e != NIL; e = next(e), n++) {
@@ -775,13 +925,24 @@ final class RadixPrefixIndex implements PrefixIndex {
         newLinks[2 * n + 1] = time(e);
         map.putAbsent(newNode[n], n);
       }
-      if (n > 0) {
-        newLinks[2 * (n - 1)] = ((long) (n - 2) << 32) | (NIL & LOW);
+      int listed = n;
+      if (listed > 0) {
+        newLinks[2 * (listed - 1)] = ((long) (listed - 2) << 32) | (NIL & LOW);
       }
-      head = n == 0 ? NIL : 0;
-      tail = n - 1;
+      for (int e = 0; e < entryHighWater; e++) {
+        if (entryNode[e] != ROOT && pins[e] > 0) {
+          newNode[n] = entryNode[e];
+          newPins[n] = pins[e];
+          newLinks[2 * n + 1] = time(e);
+          map.putAbsent(newNode[n], n);
+          n++;
+        }
+      }
+      head = listed == 0 ? NIL : 0;
+      tail = listed - 1;
       links = newLinks;
       entryNode = newNode;
+      pins = newPins;
       entryOf = map;
       entryHighWater = n;
       freeEntries = NIL;
@@ -789,7 +950,7 @@ final class RadixPrefixIndex implements PrefixIndex {
 
     long estimatedBytes() {
       return 64 + (16 + 8L * links.length) + (16 + 4L * entryNode.length)
-          + entryOf.estimatedBytes();
+          + (16 + 4L * pins.length) + entryOf.estimatedBytes();
     }
   }
 }

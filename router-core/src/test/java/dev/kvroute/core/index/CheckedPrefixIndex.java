@@ -56,6 +56,23 @@ final class CheckedPrefixIndex implements PrefixIndex {
   }
 
   @Override
+  public Pin insertAndPin(BackendId backend, Prompt prompt) {
+    Pin pin;
+    try {
+      pin = delegate.insertAndPin(backend, prompt);
+    } finally {
+      delegate.checkInvariants();
+    }
+    return () -> {
+      try {
+        pin.release();
+      } finally {
+        delegate.checkInvariants();
+      }
+    };
+  }
+
+  @Override
   public void insert(BackendId backend, int[] tokens) {
     try {
       delegate.insert(backend, tokens);

@@ -15,7 +15,8 @@ import org.junit.jupiter.params.provider.CsvSource;
  * Drives the radix index and {@link ReferencePrefixIndex} with the same seeded stream of operations
  * on shared-prefix-heavy prompts (a few system prompts, growing multi-turn histories, random short
  * prompts over a tiny vocabulary) and requires them to agree on every match and every size, with the
- * invariants checked after every operation.
+ * invariants checked after every operation. Some inserts pin their pages (as routed, in-flight
+ * requests) and are released later, some twice.
  */
 class RadixPrefixIndexRandomizedTest {
 
@@ -44,6 +45,9 @@ class RadixPrefixIndexRandomizedTest {
     int nextBackend = 0;
     int inserts = 0;
     int evictionsSeen = 0;
+    int pinsReleased = 0;
+    List<PrefixIndex.Pin> pins = new ArrayList<>();
+    List<Runnable> referencePins = new ArrayList<>();
 
     for (int op = 0; op < operations; op++) {
       List<BackendId> backends = reference.backends();
@@ -62,6 +66,18 @@ class RadixPrefixIndexRandomizedTest {
         BackendId id = backends.get(random.nextInt(backends.size()));
         index.removeBackend(id);
         reference.removeBackend(id);
+      } else if (kind < 20 && !pins.isEmpty()) {
+        // release an in-flight request's pin; now and then release one again (must be a no-op)
+        int i = random.nextInt(pins.size());
+        pins.get(i).release();
+        referencePins.get(i).run();
+        if (random.nextInt(4) == 0) {
+          pins.get(i).release();
+        } else {
+          pins.remove(i);
+          referencePins.remove(i);
+        }
+        pinsReleased++;
       } else if (kind < 75) {
         int[] prompt = nextPrompt(random, page, systemPrompts, sessions, recent);
         BackendId id = backends.get(random.nextInt(backends.size()));
@@ -72,11 +88,17 @@ class RadixPrefixIndexRandomizedTest {
           assertThat(index.match(prepared).matchedTokens())
               .as("op %d, prepared prompt", op)
               .isEqualTo(reference.match(prompt));
-          index.insert(id, prepared);
+          if (random.nextInt(3) == 0 && pins.size() < 12) {
+            pins.add(index.insertAndPin(id, prepared));
+            referencePins.add(reference.insertAndPin(id, prompt, true));
+          } else {
+            index.insert(id, prepared);
+            reference.insert(id, prompt);
+          }
         } else {
           index.insert(id, prompt);
+          reference.insert(id, prompt);
         }
-        reference.insert(id, prompt);
         inserts++;
         if (reference.sizeTokens(id) < before + (long) (prompt.length / page) * page) {
           evictionsSeen++;
@@ -94,10 +116,16 @@ class RadixPrefixIndexRandomizedTest {
             .isEqualTo(reference.sizeTokens(id));
       }
       assertThat(index.nodeCount()).isEqualTo(reference.distinctPages());
-      assertThat((long) index.nodeCount()).isLessThanOrEqualTo(reference.totalCapacityPages());
+      long pinnedPages = 0;
+      for (BackendId id : reference.backends()) {
+        pinnedPages += reference.pinnedPages(id);
+      }
+      assertThat((long) index.nodeCount())
+          .isLessThanOrEqualTo(reference.totalCapacityPages() + pinnedPages);
     }
     assertThat(inserts).isGreaterThan(operations / 2);
     assertThat(evictionsSeen).as("the workload must exercise eviction").isGreaterThan(50);
+    assertThat(pinsReleased).as("the workload must exercise pins").isGreaterThan(20);
   }
 
   private static long randomCapacity(SplittableRandom random, int page) {

@@ -386,4 +386,74 @@ class RadixPrefixIndexTest {
     assertThat(index.estimatedBytes()).isGreaterThan(empty + 500 * 20);
     assertThat(index.pageSizeTokens()).isEqualTo(PAGE);
   }
+
+  @Test
+  void pinnedPromptSurvivesEvictionPressure() {
+    index.addBackend(A, 4 * PAGE);
+    PrefixIndex.Pin pin = index.insertAndPin(A, index.prompt(prompt(1, 2)));
+    for (int i = 0; i < 10; i++) {
+      index.insert(A, prompt(100 + i, 200 + i)); // would have evicted 1,2 by LRU
+    }
+    assertThat(index.match(prompt(1, 2)).matched(A)).isEqualTo(2 * PAGE);
+    assertThat(index.sizeTokens(A)).isEqualTo(4 * PAGE);
+    assertThat(index.match(prompt(109, 209)).matched(A)).isEqualTo(2 * PAGE);
+    pin.release();
+  }
+
+  @Test
+  void unpinningMakesPagesEvictableAgainAndTrimsAnOverfullView() {
+    index.addBackend(A, 2 * PAGE);
+    PrefixIndex.Pin first = index.insertAndPin(A, index.prompt(prompt(1, 2)));
+    PrefixIndex.Pin second = index.insertAndPin(A, index.prompt(prompt(3, 4)));
+    // everything pinned: the view briefly exceeds its capacity
+    assertThat(index.sizeTokens(A)).isEqualTo(4 * PAGE);
+    first.release();
+    assertThat(index.sizeTokens(A)).isEqualTo(2 * PAGE);
+    assertThat(index.match(prompt(1, 2)).matched(A)).isZero();
+    assertThat(index.match(prompt(3, 4)).matched(A)).isEqualTo(2 * PAGE);
+    second.release();
+    index.insert(A, prompt(5, 6));
+    assertThat(index.match(prompt(3, 4)).matched(A)).isZero();
+    assertThat(index.match(prompt(5, 6)).matched(A)).isEqualTo(2 * PAGE);
+  }
+
+  @Test
+  void sharedPagesStayPinnedUntilEveryPinIsReleased() {
+    index.addBackend(A, 3 * PAGE);
+    PrefixIndex.Pin first = index.insertAndPin(A, index.prompt(prompt(1, 2)));
+    PrefixIndex.Pin second = index.insertAndPin(A, index.prompt(prompt(1, 3)));
+    first.release();
+    index.insert(A, prompt(7, 8, 9)); // page 2 is free to go, page 1 is still held by `second`
+    assertThat(index.match(prompt(1, 3)).matched(A)).isEqualTo(2 * PAGE);
+    assertThat(index.match(prompt(1, 2)).matched(A)).isEqualTo(PAGE);
+    second.release();
+  }
+
+  @Test
+  void releaseIsIdempotent() {
+    index.addBackend(A, 2 * PAGE);
+    PrefixIndex.Pin first = index.insertAndPin(A, index.prompt(prompt(1, 2)));
+    first.release();
+    PrefixIndex.Pin second = index.insertAndPin(A, index.prompt(prompt(1, 2)));
+    first.release(); // must not drop the pins `second` holds
+    index.insert(A, prompt(5, 6));
+    assertThat(index.match(prompt(1, 2)).matched(A)).isEqualTo(2 * PAGE);
+    second.release();
+    second.release();
+    index.insert(A, prompt(5, 6));
+    assertThat(index.match(prompt(1, 2)).matched(A)).isZero();
+  }
+
+  @Test
+  void removeBackendDropsItsPins() {
+    index.addBackend(A, 2 * PAGE);
+    PrefixIndex.Pin pin = index.insertAndPin(A, index.prompt(prompt(1, 2)));
+    index.removeBackend(A);
+    index.addBackend(A, 2 * PAGE);
+    PrefixIndex.Pin again = index.insertAndPin(A, index.prompt(prompt(1, 2)));
+    pin.release(); // belongs to the removed view: no effect on the new one
+    index.insert(A, prompt(5, 6));
+    assertThat(index.match(prompt(1, 2)).matched(A)).isEqualTo(2 * PAGE);
+    again.release();
+  }
 }

@@ -13,12 +13,13 @@ import java.util.Set;
  * The naive model the radix index is checked against: per backend, the set of page-aligned token
  * prefixes it holds, each with the number of the insert that last used it; eviction scans for the
  * held prefixes no longer held prefix extends (leaves) and drops the least recently used one, deepest
- * first on a tie. Quadratic and obviously right.
+ * first on a tie, skipping pinned prefixes (pin counts per prefix). Quadratic and obviously right.
  */
 final class ReferencePrefixIndex {
   private final int pageSize;
   private final Map<BackendId, Long> capacityPages = new LinkedHashMap<>();
   private final Map<BackendId, Map<List<Integer>, Long>> held = new HashMap<>();
+  private final Map<BackendId, Map<List<Integer>, Integer>> pins = new HashMap<>();
   private long operation;
 
   ReferencePrefixIndex(int pageSize) {
@@ -28,22 +29,59 @@ final class ReferencePrefixIndex {
   void addBackend(BackendId backend, long capacityTokens) {
     capacityPages.put(backend, capacityTokens / pageSize);
     held.computeIfAbsent(backend, b -> new HashMap<>());
+    pins.computeIfAbsent(backend, b -> new HashMap<>());
     evict(backend);
   }
 
   void removeBackend(BackendId backend) {
     capacityPages.remove(backend);
     held.remove(backend);
+    pins.remove(backend);
   }
 
   void insert(BackendId backend, int[] tokens) {
+    insertAndPin(backend, tokens, false);
+  }
+
+  /**
+   * Inserts and, if {@code pin}, pins the inserted prefixes; returns a release that unpins them once
+   * and marks them used then (a no-op if the backend was removed, or removed and re-added,
+   * meanwhile).
+   */
+  Runnable insertAndPin(BackendId backend, int[] tokens, boolean pin) {
     long pages = Math.min(tokens.length / pageSize, capacityPages.get(backend));
     operation++;
     Map<List<Integer>, Long> prefixes = held.get(backend);
+    Map<List<Integer>, Integer> counts = pins.get(backend);
+    List<List<Integer>> pinned = new ArrayList<>();
     for (int d = 1; d <= pages; d++) {
-      prefixes.put(prefix(tokens, d), operation);
+      List<Integer> prefix = prefix(tokens, d);
+      prefixes.put(prefix, operation);
+      if (pin) {
+        counts.merge(prefix, 1, Integer::sum);
+        pinned.add(prefix);
+      }
     }
     evict(backend);
+    boolean[] released = {false};
+    return () -> {
+      if (released[0] || pins.get(backend) != counts) {
+        released[0] = true;
+        return;
+      }
+      released[0] = true;
+      operation++; // the release marks the pages used now
+      for (List<Integer> prefix : pinned) {
+        counts.merge(prefix, -1, (a, b) -> a + b == 0 ? null : a + b);
+        prefixes.put(prefix, operation);
+      }
+      evict(backend);
+    };
+  }
+
+  long pinnedPages(BackendId backend) {
+    Map<List<Integer>, Integer> counts = pins.get(backend);
+    return counts == null ? 0 : counts.size();
   }
 
   Map<BackendId, Integer> match(int[] tokens) {
@@ -79,10 +117,11 @@ final class ReferencePrefixIndex {
 
   private void evict(BackendId backend) {
     Map<List<Integer>, Long> prefixes = held.get(backend);
+    Map<List<Integer>, Integer> counts = pins.get(backend);
     while (prefixes.size() > capacityPages.get(backend)) {
       List<Integer> victim = null;
       for (Map.Entry<List<Integer>, Long> candidate : prefixes.entrySet()) {
-        if (!isLeaf(prefixes, candidate.getKey())) {
+        if (counts.containsKey(candidate.getKey()) || !isLeaf(prefixes, candidate.getKey())) {
           continue;
         }
         if (victim == null
@@ -91,6 +130,9 @@ final class ReferencePrefixIndex {
                 && candidate.getKey().size() > victim.size())) {
           victim = candidate.getKey();
         }
+      }
+      if (victim == null) {
+        return; // everything left is pinned: the view stays over its capacity
       }
       prefixes.remove(victim);
     }
