@@ -73,6 +73,31 @@ public record Agreement(String policy, double hitRatePoints, double meanTtftRela
     return v > max ? v - max : v < min ? v - min : 0;
   }
 
+  /**
+   * {@link #ofRange(PolicyFigures, List)} for every policy of {@code real} that the first of
+   * {@code simulatedRuns} also has, against that policy's figures in all of them, in {@code real}'s
+   * order.
+   *
+   * @throws IllegalArgumentException if {@code simulatedRuns} is empty
+   */
+  public static List<Agreement> ofRange(RunReport real, List<RunReport> simulatedRuns) {
+    if (simulatedRuns.isEmpty()) {
+      throw new IllegalArgumentException("simulatedRuns: empty (expected: at least one simulated run)");
+    }
+    List<Agreement> out = new ArrayList<>();
+    for (PolicyFigures r : real.policies()) {
+      if (simulatedRuns.get(0).policy(r.policy()).isEmpty()) {
+        continue;
+      }
+      List<PolicyFigures> range = new ArrayList<>();
+      for (RunReport run : simulatedRuns) {
+        run.policy(r.policy()).ifPresent(range::add);
+      }
+      out.add(ofRange(r, range));
+    }
+    return out;
+  }
+
   /** Agreement of every policy of {@code real} that {@code simulated} also has, in {@code real}'s order. */
   public static List<Agreement> of(RunReport real, RunReport simulated) {
     List<Agreement> out = new ArrayList<>();

@@ -56,7 +56,7 @@ public final class ReportWriter {
       sb.append("## Measured through real HTTP\n\n").append(Tables.figures(doc.run()).markdown());
       sb.append("\n## Simulator prediction\n\n").append(Tables.figures(doc.prediction()).markdown());
       sb.append("\n## Measured beside predicted\n\n")
-          .append(Tables.comparison(doc.run(), doc.prediction()).markdown());
+          .append(Tables.comparison(doc.run(), doc.predictionRange()).markdown());
       sb.append("\n## Agreement\n\nTolerance: hit rate within ")
           .append(fmt(Agreement.MAX_HIT_RATE_POINTS))
           .append(" points, mean TTFT within ")
@@ -64,7 +64,7 @@ public final class ReportWriter {
           .append("%, busiest/mean within ")
           .append(fmt(Agreement.MAX_BUSIEST_DELTA))
           .append(".\n\n")
-          .append(Tables.agreement(doc.run(), doc.prediction()).markdown());
+          .append(Tables.agreement(doc.run(), doc.predictionRange()).markdown());
     }
     sb.append("\nTimes are model seconds. Hit rate = cached prompt tokens / prompt tokens. ")
         .append("Busiest / mean = the busiest replica's prefill seconds over the mean replica's.\n");
@@ -100,7 +100,7 @@ public final class ReportWriter {
       sb.append("<h2>Simulator prediction</h2>\n");
       htmlTable(sb, Tables.figures(doc.prediction()));
       sb.append("<h2>Agreement</h2>\n");
-      htmlTable(sb, Tables.agreement(doc.run(), doc.prediction()));
+      htmlTable(sb, Tables.agreement(doc.run(), doc.predictionRange()));
     }
     sb.append("<h2>Prefill seconds per replica</h2>\n<p class=\"caption\">Each bar is one replica: ")
         .append("seconds of prefill it did over the run, the work that queues a first token.");

@@ -41,6 +41,17 @@ public final class Tables {
    * reference rows with "-" for the real side.
    */
   public static TextTable comparison(RunReport real, RunReport simulated) {
+    return comparison(real, List.of(simulated));
+  }
+
+  /**
+   * As {@link #comparison(RunReport, RunReport)} with the first of {@code simulatedRuns} as the
+   * prediction shown, and agreement judged against the range of all of them
+   * ({@link Agreement#ofRange(RunReport, List)}).
+   */
+  public static TextTable comparison(RunReport real, List<RunReport> simulatedRuns) {
+    RunReport simulated = simulatedRuns.get(0);
+    List<Agreement> agreements = Agreement.ofRange(real, simulatedRuns);
     TextTable t =
         new TextTable(
             List.of(
@@ -58,7 +69,7 @@ public final class Tables {
               pair(seconds(r.p90TtftSeconds()), s.map(x -> seconds(x.p90TtftSeconds()))),
               pair(ratio(r.busiestOverMean()), s.map(x -> ratio(x.busiestOverMean()))),
               pair(whole(r.fleetPrefillSeconds()), s.map(x -> whole(x.fleetPrefillSeconds()))),
-              s.map(x -> Agreement.of(r, x).within() ? "yes" : "NO").orElse("-")));
+              s.map(x -> within(agreements, r.policy()) ? "yes" : "NO").orElse("-")));
     }
     for (PolicyFigures s : simulated.policies()) {
       if (!seen.contains(s.policy())) {
@@ -78,19 +89,50 @@ public final class Tables {
 
   /** The agreement of each policy: differences and whether they are within tolerance. */
   public static TextTable agreement(RunReport real, RunReport simulated) {
-    TextTable t =
-        new TextTable(
-            List.of("policy", "hit rate (points)", "mean TTFT", "busiest / mean", "within tolerance"));
-    for (Agreement a : Agreement.of(real, simulated)) {
-      t.row(
+    return agreement(real, List.of(simulated));
+  }
+
+  /**
+   * The agreement of each policy with the first of {@code simulatedRuns} (differences, and whether
+   * they are within tolerance) and, when there are several runs, with their range (distance outside
+   * it, and whether that is within tolerance: the verdict).
+   */
+  public static TextTable agreement(RunReport real, List<RunReport> simulatedRuns) {
+    boolean ranged = simulatedRuns.size() > 1;
+    List<String> header =
+        new ArrayList<>(List.of("policy", "hit rate (points)", "mean TTFT", "busiest / mean", "within tolerance"));
+    if (ranged) {
+      header.addAll(
           List.of(
-              a.policy(),
-              String.format(Locale.ROOT, "%+.1f", a.hitRatePoints()),
-              String.format(Locale.ROOT, "%+.1f%%", a.meanTtftRelative() * 100),
-              String.format(Locale.ROOT, "%+.2f", a.busiestDelta()),
-              a.within() ? "yes" : "NO"));
+              "outside range of " + simulatedRuns.size() + " runs: hit rate, mean TTFT, busiest / mean",
+              "within tolerance of the range"));
+    }
+    TextTable t = new TextTable(header);
+    List<Agreement> range = Agreement.ofRange(real, simulatedRuns);
+    List<Agreement> exact = Agreement.of(real, simulatedRuns.get(0));
+    for (int i = 0; i < exact.size(); i++) {
+      Agreement a = exact.get(i);
+      List<String> row = new ArrayList<>(List.of(a.policy(), deltas(a).get(0), deltas(a).get(1), deltas(a).get(2),
+          a.within() ? "yes" : "NO"));
+      if (ranged) {
+        Agreement r = range.get(i);
+        row.add(String.join(", ", deltas(r)));
+        row.add(r.within() ? "yes" : "NO");
+      }
+      t.row(row);
     }
     return t;
+  }
+
+  private static List<String> deltas(Agreement a) {
+    return List.of(
+        String.format(Locale.ROOT, "%+.1f", a.hitRatePoints()),
+        String.format(Locale.ROOT, "%+.1f%%", a.meanTtftRelative() * 100),
+        String.format(Locale.ROOT, "%+.2f", a.busiestDelta()));
+  }
+
+  private static boolean within(List<Agreement> agreements, String policy) {
+    return agreements.stream().anyMatch(a -> a.policy().equals(policy) && a.within());
   }
 
   private static String pair(String real, Optional<String> sim) {

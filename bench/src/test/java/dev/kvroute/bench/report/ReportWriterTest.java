@@ -56,6 +56,27 @@ class ReportWriterTest {
   }
 
   @Test
+  void aRangeOfSimulatedRunsJudgesByTheNearestEnd() {
+    // A second simulated run whose cache-aware figures bracket the real ones from the other side.
+    RunReport jittered =
+        new RunReport(
+            "seed",
+            null,
+            List.of(
+                PolicyFigures.of("round-robin", 1000, 0.07, 1.90, 4.00, List.of(110.0, 114.0, 121.0, 104.0)),
+                PolicyFigures.of("cache-aware", 1000, 0.43, 0.85, 1.80, List.of(66.0, 68.0, 69.0, 67.0))));
+    List<RunReport> range = List.of(SIM, jittered);
+
+    TextTable agreement = Tables.agreement(REAL, range);
+    assertThat(agreement.rows().get(1))
+        .containsExactly("cache-aware", "+4.0", "+26.0%", "-0.30", "NO", "+1.0, +3.8%, +0.00", "yes");
+    assertThat(Tables.comparison(REAL, range).rows().get(1)).last().isEqualTo("yes");
+    assertThat(Tables.comparison(REAL, SIM).rows().get(1)).last().isEqualTo("NO");
+    assertThat(ReportWriter.markdown(new ReportDocument("t", List.of(), REAL, SIM, range)))
+        .contains("within tolerance of the range");
+  }
+
+  @Test
   void htmlIsSelfContainedWithOneBarPerReplica() {
     String html = ReportWriter.html(new ReportDocument("kvroute <demo>", List.of("a & b"), REAL, SIM));
     assertThat(html).contains("<title>kvroute &lt;demo&gt;</title>", "<p>a &amp; b</p>");
