@@ -39,12 +39,12 @@ import java.util.concurrent.locks.StampedLock;
  *
  * <p><b>Pins.</b> vLLM never evicts a block a running request holds, and frees a finished request's
  * blocks to the tail of its free queue (most recently used). {@link #insertAndPin} mirrors that: each
- * entry has a pin count, raised for every page of a routed prompt, and an entry with pins is taken
- * out of its backend's LRU list, so eviction (which pops the list's least recent end) never sees it and
- * stays O(1). The pin's release lowers the counts along the same path and links each page whose count
- * reaches zero back in at the most recent end, tail page first, as an insert does. A prompt pins its
- * whole chain from the root, so a pinned page's ancestors are pinned too (with at least its count),
- * and the least recent listed entry is still a leaf of its view.
+ * entry has a pin count, raised for every page of a routed prompt as an insert would touch it, and
+ * lowered by the pin's release, which touches the pages again (used now, tail page first). Eviction
+ * pops the list's least recent end; a pinned entry found there is unlinked instead (once per pin, so
+ * eviction stays O(1) amortized) and linked back at the most recent end when its count reaches zero.
+ * A prompt pins its whole chain from the root, so a pinned page's ancestors are pinned too (with at
+ * least its count), and the first unpinned entry from the least recent end is a leaf of its view.
  *
  * <p><b>Memory.</b> Every live node is held by at least one backend and each backend holds at most
  * {@code floor(capacityTokens / pageSizeTokens)} pages (an insert evicts before it adds a page to a
@@ -402,20 +402,20 @@ final class RadixPrefixIndex implements PrefixIndex {
   }
 
   /**
-   * Walks the prompt's first {@code pages} pages from the root (at most the view's capacity) and, by
-   * {@code mode}: {@link #INSERT} marks each held by {@code view} and used at {@code now}, creating
-   * missing nodes; {@link #PIN} marks each held and raises its pin count (taking it out of the LRU
-   * list); {@link #UNPIN} lowers each pin count and relinks, used at {@code now}, the pages whose count
-   * reaches zero. Pinned pages are left alone by an insert (they are not evictable, and their release
-   * marks them used).
+   * Walks the prompt's first {@code pages} pages from the root (at most the view's capacity), marking
+   * each held by {@code view} and used at {@code now} and creating missing nodes ({@link #INSERT});
+   * {@link #PIN} also raises each page's pin count; {@link #UNPIN} lowers it, creates nothing, and
+   * links back the unlisted pages whose count reaches zero. Unlisted (pinned) pages are otherwise left
+   * out of the list: they are not evictable, and their last release relinks them.
    *
    * <p>A listed page {@code d} is linked just before the previous listed page of the path at the most
    * recent end of the view's list, so the path's listed pages end up ordered tail first and, at every
    * step, each listed page sits behind all its listed descendants. Hence when a new page needs room,
-   * the least recent entry is a leaf of the view (its children are listed before it or pinned, and a
-   * page with a pinned child is pinned), and it is not on this path unless every listed entry is, in
-   * which case it is the previous page ({@code after}) and nothing is evicted: the view grows past its
-   * capacity and {@link #trim} cuts it back from the tail once the walk is done.
+   * the first unpinned entry from the least recent end is a leaf of the view (its children are listed
+   * before it or unlisted, and unlisted pages are pinned, and a page with a pinned child is pinned),
+   * and it is not on this path unless every listed entry is, in which case the least recent entry is
+   * the previous page ({@code after}) and nothing is evicted: the view grows past its capacity and
+   * {@link #trim} cuts it back from the least recent end once the walk is done.
    *
    * <p>Returns the number of pages walked: {@code pages}, or fewer if a page hash collides with a
    * node under another parent (or, for an unpin, if a page is not held, which a live pin prevents).
@@ -449,8 +449,8 @@ final class RadixPrefixIndex implements PrefixIndex {
         if (mode == UNPIN) {
           return d;
         }
-        if (view.size >= view.capacityPages && view.head != NIL && view.head != after) {
-          evictLeastRecent(view);
+        if (view.size >= view.capacityPages) {
+          evictLeastRecent(view, after);
         }
         if (child == 0) {
           child = allocateNode(hash, node);
@@ -458,24 +458,25 @@ final class RadixPrefixIndex implements PrefixIndex {
         e = view.newEntry(child);
         view.entryOf.putAbsent(child, e);
         nodes[child * stride + word] |= bit;
+        link(view, e, after, now);
+        after = e;
         if (mode == PIN) {
           view.pin(e);
-        } else {
-          link(view, e, after, now);
-          after = e;
         }
-      } else if (view.pins[e] > 0) {
+      } else if (!view.listed(e)) {
+        // Pinned and unlinked by an eviction: stays out of the list until its last release.
         if (mode == PIN) {
           view.pins[e]++;
-        } else if (mode == UNPIN && --view.pins[e] == 0) {
-          view.pinned--;
+        } else if (mode == UNPIN && view.unpin(e)) {
           link(view, e, after, now);
           after = e;
         }
-      } else if (mode == PIN) {
-        view.unlink(e);
-        view.pin(e);
       } else {
+        if (mode == PIN) {
+          view.pin(e);
+        } else if (mode == UNPIN) {
+          view.unpin(e);
+        }
         // Tail-first linking left the child's entry just before this one, unless another insert
         // moved either since.
         guess = view.prev(e);
@@ -529,22 +530,36 @@ final class RadixPrefixIndex implements PrefixIndex {
     return (int) (links >> 32);
   }
 
-  /** Evicts {@code view}'s least recent pages while it is over capacity and any are unpinned. */
+  /** Evicts {@code view}'s least recent unpinned pages while it is over capacity and any are left. */
   private void trim(View view) {
-    while (view.size > view.capacityPages && view.head != NIL) {
-      evictLeastRecent(view);
+    while (view.size > view.capacityPages && evictLeastRecent(view, NIL)) {
+      // one page per step
     }
   }
 
-  /** Evicts {@code view}'s least recent page, which the list order guarantees is a leaf of its view. */
-  private void evictLeastRecent(View view) {
+  /**
+   * Evicts {@code view}'s least recent unpinned page, which the list order guarantees is a leaf of
+   * its view, unlinking the pinned entries in front of it. Evicts nothing if the list runs out or
+   * reaches {@code stop} (the entry an insert in progress will link its next page before). Returns
+   * whether a page was evicted.
+   */
+  private boolean evictLeastRecent(View view, int stop) {
     int e = view.head;
+    while (e != NIL && e != stop && view.pins[e] > 0) {
+      view.unlink(e);
+      view.markUnlisted(e);
+      e = view.head;
+    }
+    if (e == NIL || e == stop) {
+      return false;
+    }
     int node = view.entryNode[e];
     view.unlink(e);
     view.freeEntry(e);
     view.entryOf.remove(node);
     nodes[node * stride + HOLDERS + (view.ordinal >>> 6)] &= ~(1L << view.ordinal);
     freeIfUnheld(node);
+    return true;
   }
 
   /** Frees {@code node} if no backend holds it any more. */
@@ -708,7 +723,6 @@ final class RadixPrefixIndex implements PrefixIndex {
       check(view.entryOf.get(node, NIL) == e, "%s entry map does not map node %d to entry %d",
           view.id, node, e);
       check(view.time(e) >= prevTime, "%s LRU list is out of time order at entry %d", view.id, e);
-      check(view.pins[e] == 0, "%s entry %d is pinned but in the LRU list", view.id, e);
       position.put(node, count);
       prevTime = view.time(e);
       prev = e;
@@ -716,24 +730,34 @@ final class RadixPrefixIndex implements PrefixIndex {
     }
     check(view.tail == prev, "%s tail %d != last entry %d", view.id, view.tail, prev);
     int listed = count;
+    Map<Integer, Integer> unlisted = new HashMap<>();
     Map<Integer, Integer> pinCount = new HashMap<>();
     for (int e = 0; e < view.entryHighWater; e++) {
       int node = view.entryNode[e];
-      if (node == ROOT || view.pins[e] == 0) {
+      if (node == ROOT) {
         continue;
       }
+      if (view.pins[e] > 0) {
+        pinCount.put(node, view.pins[e]);
+      }
+      if (view.listed(e)) {
+        check(position.containsKey(node), "%s entry %d of node %d is neither listed nor free",
+            view.id, e, node);
+        continue;
+      }
+      check(view.pins[e] > 0, "%s entry %d is out of the LRU list but not pinned", view.id, e);
       check(parentOf(nodes[node * stride + LINKS]) != FREE && (nodes[node * stride + word] & bit) != 0,
-          "%s pinned entry %d points at node %d it does not hold", view.id, e, node);
-      check(view.entryOf.get(node, NIL) == e, "%s entry map does not map pinned node %d to entry %d",
+          "%s unlisted entry %d points at node %d it does not hold", view.id, e, node);
+      check(view.entryOf.get(node, NIL) == e, "%s entry map does not map unlisted node %d to entry %d",
           view.id, node, e);
-      check(!position.containsKey(node), "%s node %d is both listed and pinned", view.id, node);
-      pinCount.put(node, view.pins[e]);
+      check(!position.containsKey(node), "%s node %d is both listed and unlisted", view.id, node);
+      unlisted.put(node, e);
       count++;
     }
     check(pinCount.size() == view.pinned, "%s has %d pinned entries, counter %d",
         view.id, pinCount.size(), view.pinned);
-    check(count == view.size, "%s has %d listed + %d pinned entries, size %d",
-        view.id, listed, pinCount.size(), view.size);
+    check(count == view.size, "%s has %d listed + %d unlisted entries, size %d",
+        view.id, listed, unlisted.size(), view.size);
     for (Map.Entry<Integer, Integer> held : pinCount.entrySet()) {
       int parent = parentOf(nodes[held.getKey() * stride + LINKS]);
       if (parent != ROOT) {
@@ -745,7 +769,7 @@ final class RadixPrefixIndex implements PrefixIndex {
     }
     for (Map.Entry<Integer, Integer> held : position.entrySet()) {
       int parent = parentOf(nodes[held.getKey() * stride + LINKS]);
-      if (parent != ROOT && !pinCount.containsKey(parent)) {
+      if (parent != ROOT && !unlisted.containsKey(parent)) {
         Integer parentPosition = position.get(parent);
         check(parentPosition != null, "%s holds node %d but not its parent %d",
             view.id, held.getKey(), parent);
@@ -781,20 +805,21 @@ final class RadixPrefixIndex implements PrefixIndex {
   }
 
   /**
-   * One backend's view: its capacity, and one entry per page it holds, with a node-to-entry map. An
-   * unpinned entry is in a doubly linked list from least to most recently used; a pinned one is out
-   * of it (its links are stale). An entry is a 16-byte row of {@code links} (previous and next entry
-   * packed in one long, then the last-use time) plus its node in {@code entryNode} and its pin count in
-   * {@code pins}; entries are recycled through a free list.
+   * One backend's view: its capacity, and one entry per page it holds, with a node-to-entry map.
+   * Entries are in a doubly linked list from least to most recently used, except pinned entries that
+   * an eviction unlinked (their previous link is {@code UNLISTED}). An entry is a 16-byte row of
+   * {@code links} (previous and next entry packed in one long, then the last-use time) plus its node
+   * in {@code entryNode} and its pin count in {@code pins}; entries are recycled through a free list.
    */
   private static final class View {
     private static final long LOW = 0xFFFFFFFFL;
+    private static final int UNLISTED = -2;
 
     final BackendId id;
     final int ordinal;
     int capacityPages;
     int size;
-    int pinned; // entries with pins > 0, out of the list
+    int pinned; // entries with pins > 0
     int head = NIL;
     int tail = NIL;
     long[] links = new long[2 * 16]; // entry e: [2e] = prev << 32 | next, [2e + 1] = time
@@ -849,10 +874,33 @@ final class RadixPrefixIndex implements PrefixIndex {
       return e;
     }
 
-    /** Marks an entry that is not in the list (new, or just unlinked) as pinned once. */
+    /** Raises {@code e}'s pin count. */
     void pin(int e) {
-      pins[e] = 1;
-      pinned++;
+      if (pins[e]++ == 0) {
+        pinned++;
+      }
+    }
+
+    /** Lowers {@code e}'s pin count if it has pins; returns whether that was the last one. */
+    boolean unpin(int e) {
+      if (pins[e] == 0) {
+        return false;
+      }
+      if (--pins[e] == 0) {
+        pinned--;
+        return true;
+      }
+      return false;
+    }
+
+    /** Whether {@code e} is in the list (every entry is, except pinned ones an eviction unlinked). */
+    boolean listed(int e) {
+      return prev(e) != UNLISTED;
+    }
+
+    /** Marks {@code e}, just unlinked, as out of the list. */
+    void markUnlisted(int e) {
+      setPrev(e, UNLISTED);
     }
 
     void freeEntry(int e) {
@@ -921,6 +969,7 @@ final class RadixPrefixIndex implements PrefixIndex {
       int n = 0;
       for (int e = head; e != NIL; e = next(e), n++) {
         newNode[n] = entryNode[e];
+        newPins[n] = pins[e];
         newLinks[2 * n] = ((long) (n - 1) << 32) | ((n + 1) & LOW);
         newLinks[2 * n + 1] = time(e);
         map.putAbsent(newNode[n], n);
@@ -930,9 +979,10 @@ final class RadixPrefixIndex implements PrefixIndex {
         newLinks[2 * (listed - 1)] = ((long) (listed - 2) << 32) | (NIL & LOW);
       }
       for (int e = 0; e < entryHighWater; e++) {
-        if (entryNode[e] != ROOT && pins[e] > 0) {
+        if (entryNode[e] != ROOT && !listed(e)) {
           newNode[n] = entryNode[e];
           newPins[n] = pins[e];
+          newLinks[2 * n] = ((long) UNLISTED << 32) | (NIL & LOW);
           newLinks[2 * n + 1] = time(e);
           map.putAbsent(newNode[n], n);
           n++;
