@@ -21,12 +21,10 @@ import java.util.Objects;
 import java.util.function.Function;
 
 /**
- * {@link RequestParser} reading the body once, without a whole-body tree; Jackson types never leave
- * this package.
+ * {@link RequestParser} reading the body once with Jackson's streaming parser, without a whole-body
+ * tree; Jackson types never leave this package.
  *
- * <p>The body is read by {@link FastJsonReader} (strict JSON in UTF-8, the common case) or, when
- * that declines, by Jackson's streaming parser, which is authoritative for every error. The prompt's
- * strings (a chat message's string {@code content}, a completion {@code prompt} or SGLang
+ * <p>Jackson judges the syntax and words every error. The prompt's strings (a chat message's string {@code content}, a completion {@code prompt} or SGLang
  * {@code text} string) are not materialised: the reader checks them and leaves them in the body as
  * spans, and the segment hashes their bytes in place ({@link TextSegment#ofJson}), decoding the text
  * only if the token cache misses. Every other field routing reads becomes a small Jackson tree and
@@ -47,14 +45,8 @@ final class JsonRequestParser implements RequestParser {
   private final String sessionHeader;
   private final String[] sessionFieldPath;
   private final String sessionField;
-  private final boolean fastPath;
 
   JsonRequestParser(String sessionHeader, String sessionField) {
-    this(sessionHeader, sessionField, true);
-  }
-
-  /** @param fastPath whether to try {@link FastJsonReader} first (tests compare both paths) */
-  JsonRequestParser(String sessionHeader, String sessionField, boolean fastPath) {
     Objects.requireNonNull(sessionHeader, "sessionHeader");
     Objects.requireNonNull(sessionField, "sessionField");
     if (sessionHeader.isBlank()) {
@@ -67,7 +59,6 @@ final class JsonRequestParser implements RequestParser {
     this.sessionHeader = sessionHeader.toLowerCase(Locale.ROOT);
     this.sessionField = sessionField;
     this.sessionFieldPath = sessionField.split("\\.");
-    this.fastPath = fastPath;
   }
 
   @Override
@@ -153,12 +144,6 @@ final class JsonRequestParser implements RequestParser {
         && sessionFieldPath.length == 1
         && sessionFieldPath[0].equals(promptField)) {
       promptField = null;
-    }
-    if (fastPath) {
-      Body fast = FastJsonReader.read(MAPPER, endpoint, body, offset, length, promptField);
-      if (fast != null) {
-        return fast;
-      }
     }
     Body b = new Body(body);
     try (JsonParser p = MAPPER.createParser(body, offset, length)) {

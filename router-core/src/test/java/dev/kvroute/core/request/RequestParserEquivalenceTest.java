@@ -2,7 +2,6 @@ package dev.kvroute.core.request;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import com.fasterxml.jackson.databind.json.JsonMapper;
 import java.io.ByteArrayOutputStream;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
@@ -12,15 +11,13 @@ import java.util.function.Function;
 import org.junit.jupiter.api.Test;
 
 /**
- * The streaming parser (its fast path and its Jackson path) against the whole-tree parser it
- * replaced, on random bodies with random escaping and on mutations of them: the same views (texts
+ * The streaming parser against the whole-tree parser it replaced, on random bodies with random escaping and on mutations of them: the same views (texts
  * compared after decoding), the same errors, and segment hashes equal to the hash of the decoded
  * text.
  */
 class RequestParserEquivalenceTest {
   private static final Function<String, String> NO_HEADERS = name -> null;
-  private final RequestParser fast = new JsonRequestParser("x-session-id", "user", true);
-  private final RequestParser jackson = new JsonRequestParser("x-session-id", "user", false);
+  private final RequestParser streaming = new JsonRequestParser("x-session-id", "user");
   private final RequestParser reference = new TreeRequestParser("x-session-id", "user");
 
   private static final String[] WORDS = {
@@ -209,11 +206,6 @@ class RequestParserEquivalenceTest {
               ? chatBody(r)
               : completionBody(r, endpoint == Endpoint.COMPLETIONS ? "prompt" : "text");
       byte[] body = json.getBytes(StandardCharsets.UTF_8);
-      assertThat(FastJsonReader.read(JsonMapper.builder().build(), endpoint, body, 0, body.length,
-              endpoint == Endpoint.CHAT_COMPLETIONS ? null
-                  : endpoint == Endpoint.COMPLETIONS ? "prompt" : "text"))
-          .as("fast path declined a valid body: %s", json)
-          .isNotNull();
       compare(endpoint, body, json, true);
     }
   }
@@ -275,47 +267,45 @@ class RequestParserEquivalenceTest {
   }
 
   /**
-   * Parses with the three parsers and checks they agree.
+   * Parses with both parsers and checks they agree.
    *
    * @param hashes whether to check that each text segment's hash is that of its decoded text (not
    *     for non-shortest UTF-8, whose bytes differ from the re-encoded text's)
    */
   private void compare(Endpoint endpoint, byte[] body, String what, boolean hashes) {
     Object expected = outcome(reference, endpoint, body);
-    for (RequestParser parser : List.of(fast, jackson)) {
-      Object actual = outcome(parser, endpoint, body);
-      if (expected instanceof InvalidRequestException e) {
-        assertThat(actual).as("%s should fail as %s", what, e.getMessage())
-            .isInstanceOf(InvalidRequestException.class);
-        InvalidRequestException a = (InvalidRequestException) actual;
-        assertThat(a.param()).as(what).isEqualTo(e.param());
-        if (e.getMessage().startsWith("body: malformed JSON")) {
-          assertThat(a.getMessage()).as(what).startsWith("body: malformed JSON");
-        } else {
-          assertThat(a.getMessage()).as(what).isEqualTo(e.getMessage());
-        }
-        continue;
+    Object actual = outcome(streaming, endpoint, body);
+    if (expected instanceof InvalidRequestException e) {
+      assertThat(actual).as("%s should fail as %s", what, e.getMessage())
+          .isInstanceOf(InvalidRequestException.class);
+      InvalidRequestException a = (InvalidRequestException) actual;
+      assertThat(a.param()).as(what).isEqualTo(e.param());
+      if (e.getMessage().startsWith("body: malformed JSON")) {
+        assertThat(a.getMessage()).as(what).startsWith("body: malformed JSON");
+      } else {
+        assertThat(a.getMessage()).as(what).isEqualTo(e.getMessage());
       }
-      assertThat(actual).as("%s: %s", what, actual).isInstanceOf(RequestView.class);
-      RequestView want = (RequestView) expected;
-      RequestView got = (RequestView) actual;
-      assertThat(got.endpoint()).isEqualTo(want.endpoint());
-      assertThat(got.model()).as(what).isEqualTo(want.model());
-      assertThat(got.sessionKey()).as(what).isEqualTo(want.sessionKey());
-      assertThat(got.stream()).as(what).isEqualTo(want.stream());
-      assertThat(got.maxTokens()).as(what).isEqualTo(want.maxTokens());
-      assertThat(got.segments()).as(what).hasSameSizeAs(want.segments());
-      for (int i = 0; i < want.segments().size(); i++) {
-        PromptSegment w = want.segments().get(i);
-        PromptSegment g = got.segments().get(i);
-        assertThat(g.role()).as(what).isEqualTo(w.role());
-        assertThat(g.isTokens()).as(what).isEqualTo(w.isTokens());
-        assertThat(g.tokenIds()).as(what).isEqualTo(w.tokenIds());
-        assertThat(g.text()).as(what).isEqualTo(w.text());
-        if (hashes && !g.isTokens()) {
-          assertThat(g.textHash()).as(what).isEqualTo(TextHash.of(w.text()));
-          assertThat(g).as(what).isEqualTo(w);
-        }
+      return;
+    }
+    assertThat(actual).as("%s: %s", what, actual).isInstanceOf(RequestView.class);
+    RequestView want = (RequestView) expected;
+    RequestView got = (RequestView) actual;
+    assertThat(got.endpoint()).isEqualTo(want.endpoint());
+    assertThat(got.model()).as(what).isEqualTo(want.model());
+    assertThat(got.sessionKey()).as(what).isEqualTo(want.sessionKey());
+    assertThat(got.stream()).as(what).isEqualTo(want.stream());
+    assertThat(got.maxTokens()).as(what).isEqualTo(want.maxTokens());
+    assertThat(got.segments()).as(what).hasSameSizeAs(want.segments());
+    for (int i = 0; i < want.segments().size(); i++) {
+      PromptSegment w = want.segments().get(i);
+      PromptSegment g = got.segments().get(i);
+      assertThat(g.role()).as(what).isEqualTo(w.role());
+      assertThat(g.isTokens()).as(what).isEqualTo(w.isTokens());
+      assertThat(g.tokenIds()).as(what).isEqualTo(w.tokenIds());
+      assertThat(g.text()).as(what).isEqualTo(w.text());
+      if (hashes && !g.isTokens()) {
+        assertThat(g.textHash()).as(what).isEqualTo(TextHash.of(w.text()));
+        assertThat(g).as(what).isEqualTo(w);
       }
     }
   }

@@ -20,7 +20,7 @@ import java.util.function.Function;
 
 /**
  * The whole-body Jackson-tree parser that {@link JsonRequestParser} replaced, kept as the reference
- * its fast paths must agree with (same views, same errors).
+ * the streaming parser must agree with (same views, same errors).
  */
 final class TreeRequestParser implements RequestParser {
   private static final ObjectMapper MAPPER =
