@@ -1,8 +1,12 @@
 package dev.kvroute.engine.server;
 
+import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.core.JsonToken;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.kvroute.core.request.Endpoint;
 import dev.kvroute.core.request.InvalidRequestException;
 import dev.kvroute.core.request.PromptSegment;
@@ -382,7 +386,8 @@ final class MockEngineHandler extends ChannelInboundHandlerAdapter {
           "EngineCore encountered an issue. See stack trace (above) for the root cause.", null), echoId);
       return;
     }
-    JsonNode root = readJson(req, echoId);
+    byte[] body = ByteBufUtil.getBytes(req.content());
+    JsonNode root = readGenerationJson(body, req, echoId);
     if (root == null) {
       return;
     }
@@ -435,7 +440,7 @@ final class MockEngineHandler extends ChannelInboundHandlerAdapter {
 
     List<int[]> prompts;
     try {
-      prompts = prompts(req, endpoint, root);
+      prompts = prompts(req, body, endpoint, root);
     } catch (InvalidRequestException e) {
       respondJson(req, 400, Responses.error(400, Responses.BAD_REQUEST, e.getMessage(), e.param()), echoId);
       return;
@@ -512,9 +517,8 @@ final class MockEngineHandler extends ChannelInboundHandlerAdapter {
   }
 
   /** The prompts of the request: one for chat; for completions, every prompt of a batch. */
-  private List<int[]> prompts(FullHttpRequest req, Endpoint endpoint, JsonNode root)
+  private List<int[]> prompts(FullHttpRequest req, byte[] body, Endpoint endpoint, JsonNode root)
       throws InvalidRequestException {
-    byte[] body = ByteBufUtil.getBytes(req.content());
     RequestView view = engine.parser.parse(endpoint, body, headerLookup(req));
     List<int[]> prompts = new ArrayList<>();
     prompts.add(engine.promptTokenizer.tokenize(view));
@@ -595,9 +599,60 @@ final class MockEngineHandler extends ChannelInboundHandlerAdapter {
 
   /** Parses the body as a JSON object, or answers 400 and returns null. */
   private JsonNode readJson(FullHttpRequest req, String echoId) {
+    return checkedObject(req, echoId, () -> MAPPER.readTree(ByteBufUtil.getBytes(req.content())));
+  }
+
+  /**
+   * As {@link #readJson} for a generation request's {@code body}, without a tree of the prompt, which
+   * {@link #prompts} reads with the router's parser: {@code messages} is only checked as JSON, and
+   * so is a {@code prompt} list of token ids after its first id (a trace's prompt is tens of
+   * thousands of ids, and a node per id was most of the engine's allocation in replays). A prompt
+   * batch (a list of strings or of id lists) is kept whole, for {@link #prompts}.
+   */
+  private JsonNode readGenerationJson(byte[] body, FullHttpRequest req, String echoId) {
+    return checkedObject(req, echoId, () -> {
+      try (JsonParser p = MAPPER.createParser(body)) {
+        if (p.nextToken() != JsonToken.START_OBJECT) {
+          return p.currentToken() == null ? null : p.readValueAsTree();
+        }
+        ObjectNode root = MAPPER.createObjectNode();
+        while (p.nextToken() == JsonToken.FIELD_NAME) {
+          String field = p.currentName();
+          JsonToken t = p.nextToken();
+          if (field.equals("messages")) {
+            p.skipChildren();
+            root.putArray(field);
+          } else if (field.equals("prompt") && t == JsonToken.START_ARRAY) {
+            ArrayNode prompt = root.putArray(field);
+            boolean ids = false;
+            while ((t = p.nextToken()) != JsonToken.END_ARRAY) {
+              if (prompt.isEmpty() || !ids) {
+                ids = prompt.isEmpty() && t == JsonToken.VALUE_NUMBER_INT;
+                prompt.add((JsonNode) p.readValueAsTree());
+              } else {
+                p.skipChildren();
+              }
+            }
+          } else {
+            root.set(field, (JsonNode) p.readValueAsTree());
+          }
+        }
+        return root;
+      }
+    });
+  }
+
+  /** What {@link #checkedObject} parses. */
+  @FunctionalInterface
+  private interface JsonRead {
+    JsonNode read() throws java.io.IOException;
+  }
+
+  /** Runs {@code read}; answers 400 (vLLM's wording) and returns null unless it gives an object. */
+  private JsonNode checkedObject(FullHttpRequest req, String echoId, JsonRead read) {
     JsonNode root;
     try {
-      root = MAPPER.readTree(ByteBufUtil.getBytes(req.content()));
+      root = read.read();
     } catch (JsonProcessingException e) {
       respondJson(req, 400, Responses.error(400, Responses.BAD_REQUEST,
           "JSON decode error: " + e.getOriginalMessage(), null), echoId);

@@ -384,6 +384,27 @@ class MockEngineServerIT {
   }
 
   @Test
+  void malformedJsonInsideTheSkippedPromptIsStillAJsonDecodeError() throws Exception {
+    start(engine().build(), false);
+    String url = server.url();
+    // the engine reads sampling fields without a tree of the prompt, but still checks all of it
+    for (String[] c : new String[][] {
+        {"/v1/chat/completions", "{\"messages\":[{\"role\":\"user\",\"content\":\"hi\"},],\"max_tokens\":1}"},
+        {"/v1/completions", "{\"prompt\":[1,2,x],\"max_tokens\":1}"},
+        {"/v1/completions", "{\"prompt\":[1,2,[3,}"}}) {
+      HttpResponse<String> r = Http.post(url + c[0], c[1]);
+      assertThat(r.statusCode()).as(c[1]).isEqualTo(400);
+      assertThat(json(r.body()).get("error").get("message").asText()).as(c[1]).startsWith("JSON decode error");
+    }
+    // a batch of id lists is still a batch: one choice per prompt
+    HttpResponse<String> r =
+        Http.post(url + "/v1/completions", "{\"prompt\":[[1,2,3],[4,5,6]],\"max_tokens\":2,\"ignore_eos\":true}");
+    assertThat(r.statusCode()).isEqualTo(200);
+    assertThat(json(r.body()).get("choices")).hasSize(2);
+    assertThat(json(r.body()).get("usage").get("prompt_tokens").asInt()).isEqualTo(6);
+  }
+
+  @Test
   void tokenIdBeyondTheVocabularyIsVllms400() throws Exception {
     start(engine().build(), false);
     HttpResponse<String> r = Http.post(server.url() + "/v1/completions", "{\"prompt\":[1,2000000000],\"max_tokens\":1}");
