@@ -26,6 +26,7 @@ import io.netty.util.concurrent.DefaultThreadFactory;
 import java.lang.System.Logger.Level;
 import java.net.InetSocketAddress;
 import java.net.URI;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.SplittableRandom;
@@ -49,8 +50,10 @@ import java.util.concurrent.TimeUnit;
  * }</pre>
  *
  * <p>{@link #start(ProxyConfig)} returns once both listeners are bound; backends are healthy from
- * the start and probed at once. {@link #close()} stops listening, closes every connection (aborting
- * requests in flight) and frees the threads; it waits at most a few seconds.
+ * the start and probed at once. {@link #drain(Duration)} is the graceful shutdown: it stops
+ * accepting connections and waits, up to a limit, for the requests in flight to be answered.
+ * {@link #close()} stops listening, closes every connection (aborting requests in flight) and frees
+ * the threads; it waits at most a few seconds.
  *
  * <p>Thread-safe.
  */
@@ -89,7 +92,8 @@ public final class KvrouteServer implements AutoCloseable {
     backends.hooks(health::probeNow, pool::evict);
     RequestParser parser = RequestParser.create(config.routing().sessionHeader(), config.routing().sessionField());
     this.bodyWorkers = bodyWorkers();
-    this.context = new ProxyContext(config, core, parser, backends, pool, control, metrics, ticker, bodyWorkers);
+    this.context = new ProxyContext(
+        config, core, parser, backends, pool, control, metrics, ticker, bodyWorkers, new ClientConnections());
     metrics.addGlobalGauges(core, pool);
   }
 
@@ -257,6 +261,42 @@ public final class KvrouteServer implements AutoCloseable {
   /** The Prometheus text exposition served at {@code /metrics}. */
   public String scrapeMetrics() {
     return context.metrics().scrape();
+  }
+
+  /**
+   * Graceful shutdown, first half: stops accepting connections on the proxy port, closes idle client
+   * connections, lets every request in progress finish (its response says {@code Connection: close},
+   * and its connection is closed after it), and waits until no client connection is left or
+   * {@code timeout} has passed. Routing, health checks and the admin API keep working meanwhile.
+   * Call {@link #close()} afterwards, which aborts whatever is still in flight. Safe to call more
+   * than once.
+   *
+   * @param timeout longest wait (the {@code timeouts.drain} setting in {@code kvroute serve})
+   * @return whether every client connection closed within {@code timeout}
+   * @throws InterruptedException if interrupted while waiting
+   */
+  public boolean drain(Duration timeout) throws InterruptedException {
+    ClientConnections clients = context.clients();
+    clients.startDraining();
+    if (serverChannel != null) {
+      serverChannel.close().awaitUninterruptibly();
+    }
+    long deadline = System.nanoTime() + timeout.toNanos();
+    while (clients.open() > 0) {
+      long left = deadline - System.nanoTime();
+      if (left <= 0) {
+        LOG.log(Level.WARNING, "drain: " + clients.open() + " client connections still open after "
+            + timeout.toMillis() + " ms; closing them");
+        return false;
+      }
+      Thread.sleep(Math.min(TimeUnit.NANOSECONDS.toMillis(left) + 1, 20));
+    }
+    return true;
+  }
+
+  /** Client connections open now (for tests and the drain). */
+  int openClientConnections() {
+    return context.clients().open();
   }
 
   /**

@@ -10,7 +10,7 @@ import java.util.concurrent.Executor;
  * The services shared by every connection of one proxy: configuration, routing core, request
  * parser, backends, upstream pools, the control client, metrics, and the bounded pool that parses
  * and tokenizes large request bodies off the event loops ({@code bodyWorkers}; it rejects work when
- * its queue is full).
+ * its queue is full), and the client connections ({@code clients}, for a graceful drain).
  *
  * <p>Immutable holder of thread-safe services.
  */
@@ -23,4 +23,5 @@ record ProxyContext(
     ControlClient control,
     ProxyMetrics metrics,
     Ticker ticker,
-    Executor bodyWorkers) {}
+    Executor bodyWorkers,
+    ClientConnections clients) {}

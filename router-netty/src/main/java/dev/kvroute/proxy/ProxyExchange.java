@@ -350,7 +350,7 @@ final class ProxyExchange implements UpstreamHandler.Listener {
         h.set(HttpHeaderNames.TRANSFER_ENCODING, HttpHeaderValues.CHUNKED);
       }
     }
-    if (!clientKeepAlive || closeClientAfterResponse) {
+    if (!clientKeepAlive || closeClientAfterResponse || px.clients().draining()) {
       h.set(HttpHeaderNames.CONNECTION, HttpHeaderValues.CLOSE);
     } else if (request.protocolVersion().equals(HttpVersion.HTTP_1_0)) {
       h.set(HttpHeaderNames.CONNECTION, HttpHeaderValues.KEEP_ALIVE);

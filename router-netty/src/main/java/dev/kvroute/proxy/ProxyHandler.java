@@ -101,6 +101,34 @@ final class ProxyHandler extends ChannelInboundHandlerAdapter {
     awaitRequest();
     ctx.read();
     ctx.fireChannelActive();
+    if (px.clients().draining()) {
+      drain(); // accepted while the drain started
+    }
+  }
+
+  @Override
+  public void userEventTriggered(ChannelHandlerContext ctx, Object evt) {
+    if (evt == ClientConnections.DRAIN) {
+      drain();
+      return;
+    }
+    ctx.fireUserEventTriggered(evt);
+  }
+
+  /**
+   * The proxy is draining: close now if no request is in progress, else once it is answered
+   * ({@link #exchangeDone} closes a closing connection); requests pipelined behind it are dropped.
+   */
+  private void drain() {
+    if (closing) {
+      return;
+    }
+    closing = true;
+    if (!busy) {
+      cancelRequestTimer();
+      releaseQueued();
+      ctx.close();
+    }
   }
 
   @Override

@@ -34,6 +34,7 @@ final class ProxyInitializer extends ChannelInitializer<SocketChannel> {
 
   @Override
   protected void initChannel(SocketChannel ch) {
+    px.clients().add(ch);
     ChannelPipeline p = ch.pipeline();
     addHttpCodec(p);
     addAggregator(p);

@@ -168,6 +168,11 @@ public final class ServeCommand implements Callable<Integer> {
       description = "Longest wait for a client's next request (idle keep-alive closed; partial request 408) or for it to read (default 60s).")
   String clientTimeout;
 
+  @YamlKey("timeouts.drain")
+  @Option(names = "--drain-timeout", paramLabel = "DUR",
+      description = "On shutdown (SIGTERM), the longest wait for requests in progress after the router stops accepting connections (default 30s).")
+  String drainTimeout;
+
   @YamlKey("limits.maxBodyBytes")
   @Option(names = "--max-body-bytes", paramLabel = "N", description = "Largest request body; 413 beyond (default 67108864).")
   Long maxBodyBytes;
@@ -310,8 +315,14 @@ public final class ServeCommand implements Callable<Integer> {
     }
     CountDownLatch stopped = new CountDownLatch(1);
     Thread hook = new Thread(() -> {
-      server.close();
-      stopped.countDown();
+      try {
+        server.drain(cfg.timeouts().drain());
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+      } finally {
+        server.close();
+        stopped.countDown();
+      }
     }, "kvroute-shutdown");
     Runtime.getRuntime().addShutdownHook(hook);
     out.println("kvroute: proxy on " + server.uri() + " (OpenAI base URL " + server.uri() + "/v1), policy "

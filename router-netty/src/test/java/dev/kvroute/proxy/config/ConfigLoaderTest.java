@@ -78,7 +78,7 @@ final class ConfigLoaderTest {
   @Test
   void unknownKeyListsTheKnownOnes() {
     assertThatThrownBy(() -> ConfigLoader.parse("timeouts:\n  conect: 1s\n", Map.of()))
-        .hasMessage("timeouts.conect: unknown key (expected one of: client, connect, firstByte, idle)");
+        .hasMessage("timeouts.conect: unknown key (expected one of: client, connect, drain, firstByte, idle)");
   }
 
   @Test

@@ -1,0 +1,81 @@
+package dev.kvroute.proxy;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
+
+import java.net.ConnectException;
+import java.net.Socket;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+
+/**
+ * The graceful shutdown ({@link KvrouteServer#drain}): new connections are refused, idle ones are
+ * closed, a stream in progress is relayed to its end with {@code Connection: close}, and what
+ * outlasts the limit is cut by {@link KvrouteServer#close()}.
+ */
+@ExtendWith(NettyLeakExtension.class)
+final class ProxyDrainIT {
+  private static String streamRequest(String fake) {
+    String body = "{\"messages\":[{\"role\":\"user\",\"content\":\"hi\"}],\"stream\":true}";
+    return "POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nx-fake: " + fake
+        + "\r\nContent-Length: " + body.length() + "\r\n\r\n" + body;
+  }
+
+  @Test
+  void aStreamInProgressEndsNormallyWhileNewConnectionsAreRefused() throws Exception {
+    try (FakeBackend backend = new FakeBackend("b");
+        KvrouteServer router = KvrouteServer.start(ProxyFailureIT.base("round-robin", List.of(backend.uri())));
+        RawHttp idle = new RawHttp(router.port());
+        RawHttp streaming = new RawHttp(router.port())) {
+      int port = router.port();
+      idle.send("GET /health HTTP/1.1\r\nHost: x\r\n\r\n");
+      assertThat(idle.read().status()).isEqualTo(200);
+      // the backend answers after the drain has started, so the response head can say so
+      streaming.send(streamRequest("delay-ms=700;events=12;interval-ms=50"));
+      await().atMost(5, TimeUnit.SECONDS).until(() -> backend.received.size() == 1);
+
+      CompletableFuture<Boolean> drained = CompletableFuture.supplyAsync(() -> {
+        try {
+          return router.drain(Duration.ofSeconds(20));
+        } catch (InterruptedException e) {
+          throw new IllegalStateException(e);
+        }
+      });
+
+      await().atMost(5, TimeUnit.SECONDS).untilAsserted(() ->
+          assertThatThrownBy(() -> new Socket("127.0.0.1", port).close()).isInstanceOf(ConnectException.class));
+      assertThat(idle.closedByPeer()).as("an idle keep-alive connection is closed at once").isTrue();
+      assertThat(drained).as("still relaying the stream").isNotDone();
+
+      RawHttp.Response r = streaming.read();
+      assertThat(r.status()).isEqualTo(200);
+      assertThat(r.header("connection")).isEqualToIgnoringCase("close");
+      assertThat(r.bodyText()).contains("[DONE]");
+      assertThat(r.bodyText().split("data: ", -1)).hasSizeGreaterThanOrEqualTo(12);
+      assertThat(streaming.closedByPeer()).as("closed after its response").isTrue();
+      assertThat(drained.get(10, TimeUnit.SECONDS)).isTrue();
+      assertThat(backend.abortedStreams).hasValue(0);
+    }
+  }
+
+  @Test
+  void whatOutlastsTheDrainIsAbortedByClose() throws Exception {
+    try (FakeBackend backend = new FakeBackend("b");
+        KvrouteServer router = KvrouteServer.start(ProxyFailureIT.base("round-robin", List.of(backend.uri())));
+        RawHttp streaming = new RawHttp(router.port())) {
+      streaming.send(streamRequest("events=200;interval-ms=100"));
+      await().atMost(5, TimeUnit.SECONDS).until(() -> backend.received.size() == 1);
+
+      assertThat(router.drain(Duration.ofMillis(300))).isFalse();
+      assertThat(router.openClientConnections()).isEqualTo(1);
+      router.close();
+      assertThatThrownBy(streaming::read).as("the stream is cut").isInstanceOf(java.io.IOException.class);
+      await().atMost(5, TimeUnit.SECONDS).until(() -> backend.abortedStreams.get() == 1);
+    }
+  }
+}
