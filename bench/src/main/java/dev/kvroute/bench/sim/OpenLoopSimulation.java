@@ -1,21 +1,14 @@
 package dev.kvroute.bench.sim;
 
-import dev.kvroute.bench.report.FiguresRecorder;
 import dev.kvroute.bench.report.PolicyFigures;
-import dev.kvroute.bench.report.RequestRecord;
 import dev.kvroute.bench.workload.CompletionRequests;
 import dev.kvroute.bench.workload.OpenLoopWorkload;
-import dev.kvroute.core.policy.Rule;
-import dev.kvroute.engine.model.EngineListener;
 import dev.kvroute.engine.model.EngineModel;
 import dev.kvroute.engine.model.EngineRequest;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Comparator;
-import java.util.EnumMap;
-import java.util.HashMap;
 import java.util.List;
-import java.util.Map;
 import java.util.SplittableRandom;
 import java.util.function.Function;
 
@@ -42,34 +35,11 @@ final class OpenLoopSimulation {
   private final int[] replyTokenIds;
   private final VirtualClock clock = new VirtualClock();
   private final List<EngineModel> engines = new ArrayList<>();
-  private final List<EngineListener> listeners = new ArrayList<>();
   private final SimRouter router;
-  private final Map<Long, InFlight> inFlight = new HashMap<>();
-  private final FiguresRecorder figures = new FiguresRecorder();
-  private final long[] requestsPerReplica;
+  private final SimRequests<Void> requests;
   /** Each engine's next event time, refreshed whenever that engine is advanced or given a request. */
   private final long[] nextEvent;
-  private final EnumMap<Rule, Long> rules = new EnumMap<>(Rule.class);
-  private long predictedCached;
-  private long actualCached;
   private long lastFinishNanos;
-  private final List<RequestRecord> records = new ArrayList<>();
-
-  private static final class InFlight {
-    final int index;
-    final SimRouter.Routed routed;
-    final long sentNanos;
-    final int[] outputTokens;
-    long ttftNanos = -1;
-    int cachedTokens;
-
-    InFlight(int index, SimRouter.Routed routed, long sentNanos, int[] outputTokens) {
-      this.index = index;
-      this.routed = routed;
-      this.sentNanos = sentNanos;
-      this.outputTokens = outputTokens;
-    }
-  }
 
   /**
    * @param replyTokenIds token ids generated output is drawn from
@@ -83,11 +53,12 @@ final class OpenLoopSimulation {
     this.replyTokenIds = replyTokenIds;
     for (int i = 0; i < workload.fleet().replicas(); i++) {
       engines.add(EngineModel.create(workload.engine()));
-      listeners.add(new Listener(i));
     }
-    requestsPerReplica = new long[engines.size()];
     nextEvent = new long[engines.size()];
     this.router = routerFactory.apply(new SimFleet(workload.fleet(), List.copyOf(engines), clock));
+    this.requests =
+        new SimRequests<>(
+            router, engines.size(), (f, nowNanos) -> lastFinishNanos = Math.max(lastFinishNanos, nowNanos));
   }
 
   /** Runs every request to its end and returns the policy's figures. */
@@ -123,7 +94,7 @@ final class OpenLoopSimulation {
         for (int i = 0; i < nextEvent.length; i++) {
           if (nextEvent[i] == engineTime) {
             EngineModel e = engines.get(i);
-            e.advanceTo(engineTime, listeners.get(i));
+            e.advanceTo(engineTime, requests);
             nextEvent[i] = e.nextEventNanos();
           }
         }
@@ -132,24 +103,14 @@ final class OpenLoopSimulation {
         send(order[next++]);
       }
     }
-    if (!inFlight.isEmpty()) {
-      throw new IllegalStateException(inFlight.size() + " requests never finished");
-    }
-    List<Double> prefill = new ArrayList<>(engines.size());
-    for (EngineModel e : engines) {
-      prefill.add(e.stats().prefillNanos() / 1e9);
-    }
-    return figures.figures(policy, prefill);
+    return requests.figures(policy, engines);
   }
 
   /** What the policy did, after {@link #run}. */
   OpenLoopSimulator.Details details() {
-    List<Long> perReplica = new ArrayList<>(requestsPerReplica.length);
-    for (long r : requestsPerReplica) {
-      perReplica.add(r);
-    }
     return new OpenLoopSimulator.Details(
-        rules, perReplica, predictedCached, actualCached, lastFinishNanos / 1e9, records);
+        requests.rules(), requests.requestsPerReplica(), requests.predictedCachedTokens(),
+        requests.actualCachedTokens(), lastFinishNanos / 1e9, requests.records());
   }
 
   private void send(int index) {
@@ -159,14 +120,12 @@ final class OpenLoopSimulation {
             CompletionRequests.view(
                 MODEL, workload.sessionKey(index), workload.promptTokens(index), workload.maxTokens(index)));
     int replica = routed.replica();
-    requestsPerReplica[replica]++;
-    rules.merge(routed.rule(), 1L, Long::sum);
-    predictedCached += routed.predictedCachedTokens();
-    InFlight f = new InFlight(index, routed, now, output(index, workload.maxTokens(index)));
+    SimRequests.InFlight<Void> f =
+        new SimRequests.InFlight<>(null, index, 0, routed, now, output(index, workload.maxTokens(index)));
     long id = index;
-    inFlight.put(id, f);
+    requests.sent(id, f);
     EngineModel engine = engines.get(replica);
-    engine.advanceTo(now, listeners.get(replica));
+    engine.advanceTo(now, requests);
     engine.submit(EngineRequest.of(id, routed.promptTokens(), f.outputTokens), now);
     nextEvent[replica] = engine.nextEventNanos();
   }
@@ -184,43 +143,5 @@ final class OpenLoopSimulation {
       out[i] = replyTokenIds[(int) (((z >>> 32) * n) >>> 32)];
     }
     return out;
-  }
-
-  /** Receives one engine's events. */
-  private final class Listener implements EngineListener {
-    private final int replica;
-
-    Listener(int replica) {
-      this.replica = replica;
-    }
-
-    @Override
-    public void onFirstToken(long requestId, long nowNanos, int cachedTokens, long prefillNanos, long queueNanos) {
-      InFlight f = inFlight.get(requestId);
-      f.ttftNanos = nowNanos - f.sentNanos;
-      f.cachedTokens = cachedTokens;
-      f.routed.lease().firstToken();
-    }
-
-    @Override
-    public void onToken(long requestId, long nowNanos, int index, int tokenId) {}
-
-    @Override
-    public void onFinished(long requestId, long nowNanos, String reason) {
-      InFlight f = inFlight.remove(requestId);
-      if (!EngineRequest.LENGTH.equals(reason)) {
-        throw new IllegalStateException(
-            "request " + requestId + " on replica " + replica + " ended with " + reason);
-      }
-      f.routed.lease().release();
-      router.finished(f.routed, f.outputTokens);
-      figures.record(f.routed.promptTokens().length, f.cachedTokens, f.ttftNanos / 1e9);
-      actualCached += f.cachedTokens;
-      records.add(
-          new RequestRecord(
-              f.index, 0, f.sentNanos / 1e9, f.ttftNanos / 1e9, f.routed.promptTokens().length, f.cachedTokens,
-              SimPolicies.backendId(f.routed.replica()).name()));
-      lastFinishNanos = Math.max(lastFinishNanos, nowNanos);
-    }
   }
 }

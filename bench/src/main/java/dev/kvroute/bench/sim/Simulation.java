@@ -1,8 +1,6 @@
 package dev.kvroute.bench.sim;
 
-import dev.kvroute.bench.report.FiguresRecorder;
 import dev.kvroute.bench.report.PolicyFigures;
-import dev.kvroute.bench.report.RequestRecord;
 import dev.kvroute.bench.workload.ChatRequests;
 import dev.kvroute.bench.workload.Conversation;
 import dev.kvroute.bench.workload.Session;
@@ -11,14 +9,11 @@ import dev.kvroute.bench.workload.Workload;
 import dev.kvroute.core.request.RequestView;
 import dev.kvroute.core.tokenize.SingleTokenVocabulary;
 import dev.kvroute.engine.model.EngineConfig;
-import dev.kvroute.engine.model.EngineListener;
 import dev.kvroute.engine.model.EngineModel;
 import dev.kvroute.engine.model.EngineRequest;
 import java.util.ArrayList;
 import java.util.Comparator;
-import java.util.HashMap;
 import java.util.List;
-import java.util.Map;
 import java.util.PriorityQueue;
 import java.util.SplittableRandom;
 import java.util.function.Function;
@@ -49,18 +44,10 @@ final class Simulation {
   private final SingleTokenVocabulary vocabulary;
   private final VirtualClock clock = new VirtualClock();
   private final List<EngineModel> engines = new ArrayList<>();
-  private final List<EngineListener> listeners = new ArrayList<>();
   private final SimRouter router;
+  private final SimRequests<Reply> requests;
   private final PriorityQueue<ClientEvent> clients =
       new PriorityQueue<>(Comparator.comparingLong(ClientEvent::timeNanos).thenComparingLong(ClientEvent::seq));
-  private final Map<Long, InFlight> inFlight = new HashMap<>();
-  private final FiguresRecorder figures = new FiguresRecorder();
-  private final List<RequestRecord> records = new ArrayList<>();
-  private final long[] requestsPerReplica;
-  private final java.util.EnumMap<dev.kvroute.core.policy.Rule, Long> rules =
-      new java.util.EnumMap<>(dev.kvroute.core.policy.Rule.class);
-  private long predictedCached;
-  private long actualCached;
   private long overPredicted;
   private long underPredicted;
   private int blockSize;
@@ -75,23 +62,8 @@ final class Simulation {
 
   private record ClientEvent(long timeNanos, long seq, Conversation conversation) {}
 
-  private static final class InFlight {
-    final Conversation conversation;
-    final SimRouter.Routed routed;
-    final long sentNanos;
-    final int[] outputTokens;
-    final String replyText;
-    long ttftNanos = -1;
-    int cachedTokens;
-
-    InFlight(Conversation c, SimRouter.Routed r, long sent, int[] out, String text) {
-      conversation = c;
-      routed = r;
-      sentNanos = sent;
-      outputTokens = out;
-      replyText = text;
-    }
-  }
+  /** A request's conversation and the reply text it will append. */
+  private record Reply(Conversation conversation, String text) {}
 
   /**
    * @param routerFactory builds the policy's router over the fleet, reading time from the given clock
@@ -114,11 +86,10 @@ final class Simulation {
     EngineConfig config = FleetEngines.config(workload.fleet());
     for (int i = 0; i < workload.fleet().replicas(); i++) {
       engines.add(EngineModel.create(config));
-      listeners.add(new Listener(i));
     }
-    requestsPerReplica = new long[engines.size()];
     blockSize = config.blockSizeTokens();
     this.router = routerFactory.apply(new SimFleet(workload.fleet(), List.copyOf(engines), clock));
+    this.requests = new SimRequests<>(router, engines.size(), this::finished);
   }
 
   /** Runs every session to its end and returns the policy's figures. */
@@ -140,7 +111,7 @@ final class Simulation {
         clock.advanceTo(engineTime);
         for (int i = 0; i < engines.size(); i++) {
           if (engines.get(i).nextEventNanos() == engineTime) {
-            engines.get(i).advanceTo(engineTime, listeners.get(i));
+            engines.get(i).advanceTo(engineTime, requests);
           }
         }
       } else {
@@ -149,25 +120,15 @@ final class Simulation {
         send(next.conversation());
       }
     }
-    if (!inFlight.isEmpty()) {
-      throw new IllegalStateException(inFlight.size() + " requests never finished");
-    }
-    List<Double> prefill = new ArrayList<>(engines.size());
-    for (EngineModel e : engines) {
-      prefill.add(e.stats().prefillNanos() / 1e9);
-    }
-    return figures.figures(policy, prefill);
+    return requests.figures(policy, engines);
   }
 
   /** What the policy did, after {@link #run}. */
   SimDiagnostics diagnostics(String policy) {
-    List<Long> perReplica = new ArrayList<>();
-    for (long n : requestsPerReplica) {
-      perReplica.add(n);
-    }
     return new SimDiagnostics(
-        policy, rules, perReplica, predictedCached, actualCached, overPredicted, underPredicted,
-        staleAtRoute, lostAtRoute, lostTokensAtRoute, clock.nanos() / 1e9, records);
+        policy, requests.rules(), requests.requestsPerReplica(), requests.predictedCachedTokens(),
+        requests.actualCachedTokens(), overPredicted, underPredicted, staleAtRoute, lostAtRoute, lostTokensAtRoute,
+        clock.nanos() / 1e9, requests.records());
   }
 
   private void send(Conversation conversation) {
@@ -179,8 +140,6 @@ final class Simulation {
             MODEL, session.key(), conversation.nextRequestSegments(), turn.replyTokens());
     SimRouter.Routed routed = router.route(view);
     int replica = routed.replica();
-    requestsPerReplica[replica]++;
-    rules.merge(routed.rule(), 1L, Long::sum);
     if (diagnose) {
       // What the chosen engine and the best engine hold at the decision instant: the index's accuracy.
       int atRoute = engines.get(replica).cachedPrefixTokens(routed.promptTokens());
@@ -203,11 +162,13 @@ final class Simulation {
       indices[i] = random.nextInt(vocabulary.size());
     }
     long id = nextRequestId++;
-    InFlight f =
-        new InFlight(conversation, routed, now, vocabulary.tokenIds(indices), vocabulary.text(indices));
-    inFlight.put(id, f);
+    SimRequests.InFlight<Reply> f =
+        new SimRequests.InFlight<>(
+            new Reply(conversation, vocabulary.text(indices)), session.index(), conversation.turn(), routed, now,
+            vocabulary.tokenIds(indices));
+    requests.sent(id, f);
     EngineModel engine = engines.get(replica);
-    engine.advanceTo(now, listeners.get(replica));
+    engine.advanceTo(now, requests);
     engine.submit(EngineRequest.of(id, routed.promptTokens(), f.outputTokens), now);
   }
 
@@ -221,52 +182,19 @@ final class Simulation {
     return Math.round(seconds * 1e9);
   }
 
-  /** Receives one engine's events. */
-  private final class Listener implements EngineListener {
-    private final int replica;
-
-    Listener(int replica) {
-      this.replica = replica;
+  /** Counts a finished request's prediction error and schedules its conversation's next turn. */
+  private void finished(SimRequests.InFlight<Reply> f, long nowNanos) {
+    int predicted = f.routed.predictedCachedTokens();
+    if (predicted > f.cachedTokens + blockSize) {
+      overPredicted++;
+    } else if (f.cachedTokens > predicted + blockSize) {
+      underPredicted++;
     }
-
-    @Override
-    public void onFirstToken(long requestId, long nowNanos, int cachedTokens, long prefillNanos, long queueNanos) {
-      InFlight f = inFlight.get(requestId);
-      f.ttftNanos = nowNanos - f.sentNanos;
-      f.cachedTokens = cachedTokens;
-      f.routed.lease().firstToken();
-    }
-
-    @Override
-    public void onToken(long requestId, long nowNanos, int index, int tokenId) {}
-
-    @Override
-    public void onFinished(long requestId, long nowNanos, String reason) {
-      InFlight f = inFlight.remove(requestId);
-      if (!EngineRequest.LENGTH.equals(reason)) {
-        throw new IllegalStateException("request " + requestId + " on replica " + replica + " ended with " + reason);
-      }
-      f.routed.lease().release();
-      router.finished(f.routed, f.outputTokens);
-      figures.record(f.routed.promptTokens().length, f.cachedTokens, f.ttftNanos / 1e9);
-      records.add(
-          new RequestRecord(
-              f.conversation.session().index(), f.conversation.turn(), f.sentNanos / 1e9, f.ttftNanos / 1e9,
-              f.routed.promptTokens().length, f.cachedTokens, SimPolicies.backendId(replica).name()));
-      int predicted = f.routed.predictedCachedTokens();
-      predictedCached += predicted;
-      actualCached += f.cachedTokens;
-      if (predicted > f.cachedTokens + blockSize) {
-        overPredicted++;
-      } else if (f.cachedTokens > predicted + blockSize) {
-        underPredicted++;
-      }
-      Conversation c = f.conversation;
-      double think = c.currentTurn().thinkSeconds();
-      c.reply(f.replyText);
-      if (!c.done()) {
-        schedule(nowNanos + secondsToNanos(think), c);
-      }
+    Conversation c = f.client.conversation();
+    double think = c.currentTurn().thinkSeconds();
+    c.reply(f.client.text());
+    if (!c.done()) {
+      schedule(nowNanos + secondsToNanos(think), c);
     }
   }
 }
