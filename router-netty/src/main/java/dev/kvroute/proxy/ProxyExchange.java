@@ -316,9 +316,9 @@ final class ProxyExchange implements UpstreamHandler.Listener {
     if (code >= 500) {
       backend.breaker().onFailure();
       px.metrics().upstreamError(backend.id().name(), "status_5xx");
-    } else {
-      backend.breaker().onSuccess();
     }
+    // a success counts for the circuit only once the response is complete (onResponseContent): a
+    // backend that answers 200 and then breaks every body must still open its circuit
     status = code;
     upstreamKeepAlive = HttpUtil.isKeepAlive(resp);
     if (code == 200 && view != null) {
@@ -390,6 +390,9 @@ final class ProxyExchange implements UpstreamHandler.Listener {
       lc.release();
     }
     // the response is complete upstream: the connection goes back to the pool now
+    if (status < 500) {
+      backend.breaker().onSuccess();
+    }
     cancelTimer();
     UpstreamConnection conn = upstream;
     upstream = null;

@@ -87,6 +87,9 @@ final class FakeBackend implements AutoCloseable {
   final java.util.concurrent.atomic.AtomicLong bulkWritten = new java.util.concurrent.atomic.AtomicLong();
   /** When non-zero, every generation request is answered with this status. */
   final AtomicInteger forcedStatus = new AtomicInteger();
+  /** When set, directives (as in {@code x-fake}) applied to every request before the header's. */
+  final java.util.concurrent.atomic.AtomicReference<String> forcedDirectives =
+      new java.util.concurrent.atomic.AtomicReference<>();
   private final EventLoopGroup group = new MultiThreadIoEventLoopGroup(1, NioIoHandler.newFactory());
   private final Channel server;
 
@@ -137,16 +140,20 @@ final class FakeBackend implements AutoCloseable {
     return received.get(received.size() - 1);
   }
 
-  private static Map<String, String> directives(FullHttpRequest req) {
+  private Map<String, String> directives(FullHttpRequest req) {
     Map<String, String> d = new HashMap<>();
-    String v = req.headers().get("x-fake");
-    if (v != null) {
-      for (String part : v.split(";")) {
+    parse(forcedDirectives.get(), d);
+    parse(req.headers().get("x-fake"), d);
+    return d;
+  }
+
+  private static void parse(String directives, Map<String, String> into) {
+    if (directives != null) {
+      for (String part : directives.split(";")) {
         int eq = part.indexOf('=');
-        d.put(eq < 0 ? part.trim() : part.substring(0, eq).trim(), eq < 0 ? "" : part.substring(eq + 1).trim());
+        into.put(eq < 0 ? part.trim() : part.substring(0, eq).trim(), eq < 0 ? "" : part.substring(eq + 1).trim());
       }
     }
-    return d;
   }
 
   private static final io.netty.util.AttributeKey<Integer> SERVED = io.netty.util.AttributeKey.valueOf("served");

@@ -134,6 +134,34 @@ final class ProxyFailureIT {
   }
 
   @Test
+  void responsesThatBreakMidBodyOpenTheCircuit() throws Exception {
+    try (FakeBackend breaking = new FakeBackend("breaking");
+        FakeBackend good = new FakeBackend("good");
+        KvrouteServer router = KvrouteServer.start(base("round-robin", List.of(breaking.uri(), good.uri()))
+            .withHealthCheck(new HealthCheckConfig(false, "/health", Duration.ofSeconds(5), Duration.ofSeconds(1), 2, 1))
+            .withCircuitBreaker(new CircuitBreakerConfig(true, 2, Duration.ofSeconds(30), 1)))) {
+      String stream = "{\"messages\":[{\"role\":\"user\",\"content\":\"hi\"}],\"stream\":true}";
+      // the breaking backend answers 200 and closes after the first event, every time
+      breaking.forcedDirectives.set("close-after=1");
+      for (int i = 0; i < 8 && breaking.received.size() < 2; i++) {
+        try {
+          post(router, "/v1/chat/completions", stream);
+        } catch (java.io.IOException cut) {
+          // the client sees its response cut: expected for the breaking backend's share
+        }
+      }
+      assertThat(breaking.received).hasSize(2);
+      String m = router.scrapeMetrics();
+      assertThat(m).contains("kvroute_circuit_state{backend=\"" + id(breaking).name() + "\"} 1.0");
+      for (int i = 0; i < 4; i++) {
+        assertThat(post(router, "/v1/chat/completions", CHAT).headers().firstValue("x-kvroute-backend"))
+            .hasValue(id(good).name());
+      }
+      assertThat(breaking.received).hasSize(2);
+    }
+  }
+
+  @Test
   void allBackendsDownIs502AndNoHealthyBackendIs503() throws Exception {
     try (DeadPort dead1 = new DeadPort();
         DeadPort dead2 = new DeadPort();
