@@ -135,7 +135,8 @@ final class DefaultRouterCore implements RouterCore {
    * was used later but released earlier goes first. Ordering the index by routing time instead would
    * age a long-running request's pages behind requests routed after it, and the index would evict a
    * prefix the engine keeps and keep one the engine evicted. The pin is released on the lease's one
-   * successful release, from whichever thread ends the request.
+   * successful release, from whichever thread ends the request; {@link #releaseUnserved} abandons
+   * it instead (the pages only this request added are taken back).
    */
   private static final class PinningLease implements Lease {
     private final Lease lease;
@@ -157,6 +158,15 @@ final class DefaultRouterCore implements RouterCore {
         return false;
       }
       pin.release();
+      return true;
+    }
+
+    @Override
+    public boolean releaseUnserved() {
+      if (!lease.release()) {
+        return false;
+      }
+      pin.abandon();
       return true;
     }
   }

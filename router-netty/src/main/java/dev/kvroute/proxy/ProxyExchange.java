@@ -192,7 +192,7 @@ final class ProxyExchange implements UpstreamHandler.Listener {
       px.metrics().decision(r.decision().rule(), px.ticker().nanos() - t0);
       Backend chosen = px.backends().get(r.decision().backend());
       if (chosen == null) {
-        r.lease().release();
+        r.lease().releaseUnserved();
         tried.add(r.decision().backend());
         attempt();
         return;
@@ -642,9 +642,18 @@ final class ProxyExchange implements UpstreamHandler.Listener {
     }
   }
 
+  /**
+   * Ends the attempt's lease: served if the backend answered 2xx and sent a first body byte (its
+   * prefill ran, so it caches the prompt); otherwise unserved, and the prefix index takes back the
+   * pages only this request added (a rejected or failed request leaves the engine's cache as it was).
+   */
   private void releaseLease() {
     if (routed != null) {
-      routed.lease().release();
+      if (firstByteSeen && status >= 200 && status < 300) {
+        routed.lease().release();
+      } else {
+        routed.lease().releaseUnserved();
+      }
     }
   }
 

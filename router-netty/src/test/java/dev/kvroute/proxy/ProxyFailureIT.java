@@ -104,6 +104,23 @@ final class ProxyFailureIT {
   }
 
   @Test
+  void aRejectedRequestLeavesNothingInTheBackendsIndexView() throws Exception {
+    try (FakeBackend only = new FakeBackend("only");
+        KvrouteServer router = KvrouteServer.start(base("cache-aware", List.of(only.uri())))) {
+      BackendId backend = id(only);
+      String longChat = "{\"messages\":[{\"role\":\"user\",\"content\":\"" + "many words ".repeat(200) + "\"}]}";
+      assertThat(post(router, "/v1/chat/completions", longChat, "x-fake", "status=400").statusCode()).isEqualTo(400);
+      assertThat(post(router, "/v1/chat/completions", longChat, "x-fake", "status=500").statusCode()).isEqualTo(500);
+      await().atMost(Duration.ofSeconds(5)).until(() -> router.core().loads().load(backend).inFlightRequests() == 0);
+      assertThat(router.core().index().sizeTokens(backend)).as("rejected: the engine caches nothing").isZero();
+
+      assertThat(post(router, "/v1/chat/completions", longChat).statusCode()).isEqualTo(200);
+      await().atMost(Duration.ofSeconds(5)).until(() -> router.core().loads().load(backend).inFlightRequests() == 0);
+      assertThat(router.core().index().sizeTokens(backend)).as("served: cached").isGreaterThan(300);
+    }
+  }
+
+  @Test
   void lastBackend503IsRelayedWhenNoOtherBackendIsLeft() throws Exception {
     try (FakeBackend only = new FakeBackend("only");
         KvrouteServer router = KvrouteServer.start(base("round-robin", List.of(only.uri())))) {

@@ -107,10 +107,22 @@ public interface PrefixIndex {
      * request's blocks to the most recently used end of its free queue (so a session that just ended
      * outlives one that ended earlier, whenever each was routed). Pages still pinned by other
      * requests stay pinned. Then evicts down to the capacity if pins had held the view above it.
-     * Only the first call has an effect; a no-op if the backend was removed meanwhile (even if it was
-     * added again). Thread-safe.
+     * Only the first call of this or {@link #abandon} has an effect; a no-op if the backend was
+     * removed meanwhile (even if it was added again). Thread-safe.
      */
     void release();
+
+    /**
+     * The request was not served (the backend refused it, or it failed before its first token), so
+     * the engine holds nothing new for it: removes from the view the pages the pinning insert added,
+     * deepest first, as long as no other request has used them since, then releases the rest as
+     * {@link #release} does. Without it, a rejected request (say, a prompt longer than the engine
+     * takes) would stay credited to the backend and push real prefixes out of its view. Only the
+     * first call of this or {@link #release} has an effect. The default releases. Thread-safe.
+     */
+    default void abandon() {
+      release();
+    }
   }
 
   /**
@@ -120,22 +132,29 @@ public interface PrefixIndex {
    * one is released. When every page of the view is pinned, the insert adds its pages anyway: the
    * view exceeds its capacity, by at most the pages of its in-flight prompts, until releases trim it.
    *
-   * <p>The default implementation inserts without pinning, and its pin inserts the prompt again on
-   * the first release (the refresh, without the pin).
+   * <p>The default implementation inserts without pinning; its pin inserts the prompt again on the
+   * first release (the refresh, without the pin) and does nothing when abandoned.
    *
    * @throws IllegalArgumentException if {@code backend} is not registered
    */
   default Pin insertAndPin(BackendId backend, Prompt prompt) {
     insert(backend, prompt);
-    java.util.concurrent.atomic.AtomicBoolean released =
-        new java.util.concurrent.atomic.AtomicBoolean();
-    return () -> {
-      if (released.compareAndSet(false, true)) {
-        try {
-          insert(backend, prompt);
-        } catch (IllegalArgumentException removed) {
-          // the backend was removed meanwhile: nothing to refresh
+    java.util.concurrent.atomic.AtomicBoolean ended = new java.util.concurrent.atomic.AtomicBoolean();
+    return new Pin() {
+      @Override
+      public void release() {
+        if (ended.compareAndSet(false, true)) {
+          try {
+            insert(backend, prompt);
+          } catch (IllegalArgumentException removed) {
+            // the backend was removed meanwhile: nothing to refresh
+          }
         }
+      }
+
+      @Override
+      public void abandon() {
+        ended.set(true);
       }
     };
   }

@@ -95,6 +95,7 @@ final class RadixPrefixIndex implements PrefixIndex {
   private long[] registered = new long[1];
 
   private long lastNanos = Long.MIN_VALUE;
+  private int walkCreated; // pages the last walkPath added to its view
 
   RadixPrefixIndex(int pageSizeTokens, Ticker ticker) {
     if (pageSizeTokens <= 0) {
@@ -311,16 +312,21 @@ final class RadixPrefixIndex implements PrefixIndex {
       if (pages == 0) {
         return Pin.NONE;
       }
-      int walked = walkPath(view, p, pages, now(), mode);
+      long now = now();
+      int walked = walkPath(view, p, pages, now, mode);
       trim(view);
-      return mode == PIN && walked > 0 ? new PagePin(view, p, walked) : Pin.NONE;
+      return mode == PIN && walked > 0 ? new PagePin(view, p, walked, walkCreated, now) : Pin.NONE;
     } finally {
       lock.unlockWrite(stamp);
     }
   }
 
+  /**
+   * The time of a walk: the ticker's, made strictly increasing, so that a page's last-use time also
+   * tells whether any walk has passed it since (see {@link PagePin#abandon}).
+   */
   private long now() {
-    long now = Math.max(ticker.nanos(), lastNanos);
+    long now = Math.max(ticker.nanos(), lastNanos + 1);
     lastNanos = now;
     return now;
   }
@@ -334,16 +340,33 @@ final class RadixPrefixIndex implements PrefixIndex {
     private final View view;
     private final HashedPrompt prompt;
     private final int pages;
+    private final int created;
+    private final long walkTime;
     private boolean released; // guarded by the write lock
 
-    PagePin(View view, HashedPrompt prompt, int pages) {
+    /**
+     * @param created how many of the pages (the deepest ones) the pinning insert added to the view
+     * @param walkTime the pinning insert's time, which those pages keep until another walk passes
+     */
+    PagePin(View view, HashedPrompt prompt, int pages, int created, long walkTime) {
       this.view = view;
       this.prompt = prompt;
       this.pages = pages;
+      this.created = created;
+      this.walkTime = walkTime;
     }
 
     @Override
     public void release() {
+      end(false);
+    }
+
+    @Override
+    public void abandon() {
+      end(true);
+    }
+
+    private void end(boolean abandoned) {
       long stamp = lock.writeLock();
       try {
         if (released) {
@@ -353,12 +376,69 @@ final class RadixPrefixIndex implements PrefixIndex {
         if (views.get(view.id) != view) {
           return;
         }
-        walkPath(view, prompt, pages, now(), UNPIN);
+        int kept = pages;
+        if (abandoned && created > 0) {
+          kept = pages - removeUntouched(view, prompt, pages, created, walkTime);
+        }
+        walkPath(view, prompt, kept, now(), UNPIN);
         trim(view);
       } finally {
         lock.unlockWrite(stamp);
       }
     }
+  }
+
+  /**
+   * Removes from {@code view}, deepest first, the last {@code created} of the prompt's first
+   * {@code pages} pages for as long as each is still exactly as the pinning insert left it: used at
+   * {@code walkTime} (no walk has passed it since, so no other request has used it or added a page
+   * under it) and pinned once (by that insert). Each removed page is then a leaf. Returns how many
+   * were removed.
+   */
+  private int removeUntouched(View view, HashedPrompt prompt, int pages, int created, long walkTime) {
+    int[] entries = new int[pages];
+    int node = ROOT;
+    for (int d = 0; d < pages; d++) {
+      long hash = prompt.hash(d);
+      int child = hintedChild(nodes, stride, node, hash);
+      if (child == 0) {
+        child = nodeByHash.get(hash);
+        if (child == 0 || parentOf(nodes[child * stride + LINKS]) != node) {
+          return 0; // the path is not as pinned (cannot happen while the pin holds it)
+        }
+      }
+      entries[d] = view.entryOf.get(child, NIL);
+      if (entries[d] == NIL) {
+        return 0;
+      }
+      node = child;
+    }
+    int removed = 0;
+    for (int d = pages - 1; d >= pages - created; d--) {
+      int e = entries[d];
+      if (view.pins[e] != 1 || view.time(e) != walkTime) {
+        break;
+      }
+      removeEntry(view, e);
+      removed++;
+    }
+    return removed;
+  }
+
+  /** Drops entry {@code e} (a leaf of its view) from {@code view}, pinned or not. */
+  private void removeEntry(View view, int e) {
+    int node = view.entryNode[e];
+    if (view.listed(e)) {
+      view.unlink(e);
+    }
+    if (view.pins[e] > 0) {
+      view.pins[e] = 0;
+      view.pinned--;
+    }
+    view.freeEntry(e);
+    view.entryOf.remove(node);
+    nodes[node * stride + HOLDERS + (view.ordinal >>> 6)] &= ~(1L << view.ordinal);
+    freeIfUnheld(node);
   }
 
   @Override
@@ -427,6 +507,7 @@ final class RadixPrefixIndex implements PrefixIndex {
     int node = ROOT;
     int after = NIL; // entry of the previous listed page, which this page is linked just before
     int guess = NIL; // where the last insert of this path left this page's entry
+    walkCreated = 0;
     for (int d = 0; d < pages; d++) {
       hash = prompt.hash(d);
       int child = hintedChild(nodes, stride, node, hash);
@@ -460,6 +541,7 @@ final class RadixPrefixIndex implements PrefixIndex {
         nodes[child * stride + word] |= bit;
         link(view, e, after, now);
         after = e;
+        walkCreated++;
         if (mode == PIN) {
           view.pin(e);
         }
@@ -467,9 +549,12 @@ final class RadixPrefixIndex implements PrefixIndex {
         // Pinned and unlinked by an eviction: stays out of the list until its last release.
         if (mode == PIN) {
           view.pins[e]++;
-        } else if (mode == UNPIN && view.unpin(e)) {
+        }
+        if (mode == UNPIN && view.unpin(e)) {
           link(view, e, after, now);
           after = e;
+        } else {
+          view.touch(e, now); // its time only tells that a walk passed (PagePin#abandon)
         }
       } else {
         if (mode == PIN) {

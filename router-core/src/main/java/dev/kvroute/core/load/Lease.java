@@ -12,4 +12,15 @@ public interface Lease {
 
   /** Ends the request. Idempotent: returns {@code true} only for the call that released it. */
   boolean release();
+
+  /**
+   * Ends a request the backend did not serve: it answered with an error status, or the request
+   * failed or was cancelled before its first token. The load is released as by {@link #release};
+   * a lease that also records the prompt in a prefix index takes it back (see {@link
+   * dev.kvroute.core.index.PrefixIndex.Pin#abandon}). Only the first call of this or {@link #release}
+   * counts; returns {@code true} for it. The default releases.
+   */
+  default boolean releaseUnserved() {
+    return release();
+  }
 }

@@ -63,11 +63,23 @@ final class CheckedPrefixIndex implements PrefixIndex {
     } finally {
       delegate.checkInvariants();
     }
-    return () -> {
-      try {
-        pin.release();
-      } finally {
-        delegate.checkInvariants();
+    return new Pin() {
+      @Override
+      public void release() {
+        try {
+          pin.release();
+        } finally {
+          delegate.checkInvariants();
+        }
+      }
+
+      @Override
+      public void abandon() {
+        try {
+          pin.abandon();
+        } finally {
+          delegate.checkInvariants();
+        }
       }
     };
   }

@@ -47,7 +47,8 @@ class RadixPrefixIndexRandomizedTest {
     int evictionsSeen = 0;
     int pinsReleased = 0;
     List<PrefixIndex.Pin> pins = new ArrayList<>();
-    List<Runnable> referencePins = new ArrayList<>();
+    List<ReferencePrefixIndex.RefPin> referencePins = new ArrayList<>();
+    int pinsAbandoned = 0;
 
     for (int op = 0; op < operations; op++) {
       List<BackendId> backends = reference.backends();
@@ -67,12 +68,23 @@ class RadixPrefixIndexRandomizedTest {
         index.removeBackend(id);
         reference.removeBackend(id);
       } else if (kind < 20 && !pins.isEmpty()) {
-        // release an in-flight request's pin; now and then release one again (must be a no-op)
+        // end an in-flight request (served, or abandoned: its new pages are taken back); now and
+        // then end one again, either way (must be a no-op)
         int i = random.nextInt(pins.size());
-        pins.get(i).release();
-        referencePins.get(i).run();
-        if (random.nextInt(4) == 0) {
+        if (random.nextInt(3) == 0) {
+          pins.get(i).abandon();
+          referencePins.get(i).abandon();
+          pinsAbandoned++;
+        } else {
           pins.get(i).release();
+          referencePins.get(i).release();
+        }
+        if (random.nextInt(4) == 0) {
+          if (random.nextBoolean()) {
+            pins.get(i).release();
+          } else {
+            pins.get(i).abandon();
+          }
         } else {
           pins.remove(i);
           referencePins.remove(i);
@@ -126,6 +138,7 @@ class RadixPrefixIndexRandomizedTest {
     assertThat(inserts).isGreaterThan(operations / 2);
     assertThat(evictionsSeen).as("the workload must exercise eviction").isGreaterThan(50);
     assertThat(pinsReleased).as("the workload must exercise pins").isGreaterThan(20);
+    assertThat(pinsAbandoned).as("the workload must exercise abandoned pins").isGreaterThan(5);
   }
 
   private static long randomCapacity(SplittableRandom random, int page) {

@@ -445,6 +445,54 @@ class RadixPrefixIndexTest {
   }
 
   @Test
+  void abandonTakesBackOnlyThePagesItsInsertAdded() {
+    index.addBackend(A, 16 * PAGE);
+    index.insert(A, prompt(1, 2));
+    PrefixIndex.Pin pin = index.insertAndPin(A, index.prompt(prompt(1, 2, 3, 4)));
+    assertThat(index.match(prompt(1, 2, 3, 4)).matched(A)).isEqualTo(4 * PAGE);
+    pin.abandon();
+    assertThat(index.match(prompt(1, 2, 3, 4)).matched(A)).as("pages 3 and 4 were new").isEqualTo(2 * PAGE);
+    assertThat(index.sizeTokens(A)).isEqualTo(2 * PAGE);
+    pin.release(); // ended already: no effect
+    assertThat(index.sizeTokens(A)).isEqualTo(2 * PAGE);
+    index.checkInvariants();
+  }
+
+  @Test
+  void abandonKeepsPagesAnotherRequestUsedOrExtendedSince() {
+    index.addBackend(A, 16 * PAGE);
+    PrefixIndex.Pin pin = index.insertAndPin(A, index.prompt(prompt(1, 2, 3)));
+    index.insert(A, prompt(1, 2, 3, 5)); // passes page 3 and adds a page under it
+    pin.abandon();
+    assertThat(index.match(prompt(1, 2, 3, 5)).matched(A)).isEqualTo(4 * PAGE);
+
+    PrefixIndex.Pin first = index.insertAndPin(A, index.prompt(prompt(7, 8)));
+    PrefixIndex.Pin second = index.insertAndPin(A, index.prompt(prompt(7, 8)));
+    first.abandon(); // page 8 is still pinned by `second`
+    assertThat(index.match(prompt(7, 8)).matched(A)).isEqualTo(2 * PAGE);
+    second.abandon(); // added nothing itself
+    assertThat(index.match(prompt(7, 8)).matched(A)).isEqualTo(2 * PAGE);
+    index.checkInvariants();
+  }
+
+  @Test
+  void anAbandonedOversizedPromptLeavesTheViewAsItWas() {
+    // an engine rejects a prompt longer than it takes; the view must not have traded its pages for it
+    index.addBackend(A, 4 * PAGE);
+    index.insert(A, prompt(1, 2));
+    index.insert(A, prompt(3, 4));
+    PrefixIndex.Pin pin = index.insertAndPin(A, index.prompt(prompt(10, 11, 12, 13, 14, 15)));
+    pin.abandon();
+    assertThat(index.sizeTokens(A)).isZero(); // the insert had evicted both to make room
+    index.insert(A, prompt(1, 2));
+    PrefixIndex.Pin kept = index.insertAndPin(A, index.prompt(prompt(1, 2, 20)));
+    kept.abandon();
+    assertThat(index.match(prompt(1, 2)).matched(A)).isEqualTo(2 * PAGE);
+    assertThat(index.match(prompt(1, 2, 20)).matched(A)).isEqualTo(2 * PAGE);
+    index.checkInvariants();
+  }
+
+  @Test
   void removeBackendDropsItsPins() {
     index.addBackend(A, 2 * PAGE);
     PrefixIndex.Pin pin = index.insertAndPin(A, index.prompt(prompt(1, 2)));

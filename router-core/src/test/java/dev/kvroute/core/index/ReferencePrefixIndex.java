@@ -43,39 +43,74 @@ final class ReferencePrefixIndex {
     insertAndPin(backend, tokens, false);
   }
 
-  /**
-   * Inserts and, if {@code pin}, pins the inserted prefixes; returns a release that unpins them once
-   * and marks them used then (a no-op if the backend was removed, or removed and re-added,
-   * meanwhile).
-   */
-  Runnable insertAndPin(BackendId backend, int[] tokens, boolean pin) {
+  /** The pins of one {@link #insertAndPin}. */
+  interface RefPin {
+    /** Unpins once and marks the prefixes used then (a no-op if the backend was removed or re-added). */
+    void release();
+
+    /**
+     * Removes, deepest first, the prefixes the insert added while each is still pinned only by it
+     * and untouched since (its last use is the insert's), then releases the rest.
+     */
+    void abandon();
+  }
+
+  /** Inserts and, if {@code pin}, pins the inserted prefixes until the returned pin ends. */
+  RefPin insertAndPin(BackendId backend, int[] tokens, boolean pin) {
     long pages = Math.min(tokens.length / pageSize, capacityPages.get(backend));
-    operation++;
+    long insertOp = ++operation;
     Map<List<Integer>, Long> prefixes = held.get(backend);
     Map<List<Integer>, Integer> counts = pins.get(backend);
     List<List<Integer>> pinned = new ArrayList<>();
+    List<List<Integer>> created = new ArrayList<>();
     for (int d = 1; d <= pages; d++) {
       List<Integer> prefix = prefix(tokens, d);
-      prefixes.put(prefix, operation);
+      if (prefixes.put(prefix, insertOp) == null) {
+        created.add(prefix);
+      }
       if (pin) {
         counts.merge(prefix, 1, Integer::sum);
         pinned.add(prefix);
       }
     }
     evict(backend);
-    boolean[] released = {false};
-    return () -> {
-      if (released[0] || pins.get(backend) != counts) {
-        released[0] = true;
-        return;
+    boolean[] ended = {false};
+    return new RefPin() {
+      @Override
+      public void release() {
+        end(false);
       }
-      released[0] = true;
-      operation++; // the release marks the pages used now
-      for (List<Integer> prefix : pinned) {
-        counts.merge(prefix, -1, (a, b) -> a + b == 0 ? null : a + b);
-        prefixes.put(prefix, operation);
+
+      @Override
+      public void abandon() {
+        end(true);
       }
-      evict(backend);
+
+      private void end(boolean abandoned) {
+        if (ended[0] || pins.get(backend) != counts) {
+          ended[0] = true;
+          return;
+        }
+        ended[0] = true;
+        List<List<Integer>> rest = new ArrayList<>(pinned);
+        if (abandoned) {
+          for (int i = created.size() - 1; i >= 0; i--) {
+            List<Integer> prefix = created.get(i);
+            if (!Integer.valueOf(1).equals(counts.get(prefix)) || prefixes.get(prefix) != insertOp) {
+              break;
+            }
+            counts.remove(prefix);
+            prefixes.remove(prefix);
+            rest.remove(rest.size() - 1);
+          }
+        }
+        operation++; // the release marks the pages used now
+        for (List<Integer> prefix : rest) {
+          counts.merge(prefix, -1, (a, b) -> a + b == 0 ? null : a + b);
+          prefixes.put(prefix, operation);
+        }
+        evict(backend);
+      }
     };
   }
 
