@@ -37,6 +37,13 @@ final class NaivePrefixIndex implements PrefixIndex {
     held.remove(backend);
   }
 
+  @Override
+  public synchronized void forget(BackendId backend) {
+    if (held.containsKey(backend)) {
+      held.get(backend).clear();
+    }
+  }
+
   private List<Integer> prefix(int[] tokens, int pages) {
     return IntStream.of(Arrays.copyOf(tokens, pages * pageSize)).boxed().collect(Collectors.toList());
   }

@@ -15,6 +15,7 @@ final class Backend {
   private final BackendConfig config;
   private final CircuitBreaker breaker;
   private volatile boolean healthy = true;
+  private volatile double engineStartSeconds = Double.NaN;
   private volatile boolean removed;
   private volatile long capacityTokens;
   private volatile boolean capacityKnown;
@@ -66,6 +67,15 @@ final class Backend {
   /** Whether the capacity was configured or read from the engine (not the default). */
   boolean capacityKnown() {
     return capacityKnown;
+  }
+
+  /** The engine's {@code process_start_time_seconds} when last read, or NaN if never read. */
+  double engineStartSeconds() {
+    return engineStartSeconds;
+  }
+
+  void engineStartSeconds(double seconds) {
+    engineStartSeconds = seconds;
   }
 
   void capacityDiscovered(long tokens) {

@@ -91,6 +91,16 @@ final class BackendRegistry {
     return b;
   }
 
+  /** {@code b}'s engine restarted (or may have): its cache is empty, so its index view is dropped. */
+  void cacheLost(Backend b) {
+    synchronized (this) {
+      if (b.removed()) {
+        return;
+      }
+      core.index().forget(b.id());
+    }
+  }
+
   /** Updates the KV capacity of {@code b} (read from its engine) in the index. */
   void capacityDiscovered(Backend b, long capacityTokens) {
     synchronized (this) {

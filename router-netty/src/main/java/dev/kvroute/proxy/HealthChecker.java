@@ -24,6 +24,14 @@ import java.util.regex.Pattern;
  * succeeds the index uses {@code routing.defaultCapacityTokens}; discovery is retried with every
  * probe.
  *
+ * <p>When a backend turns healthy again after failing its probes, its engine may have restarted with
+ * an empty prefix cache, and the index would keep sending its sessions there for hits that are gone.
+ * So its {@code /metrics} is read again: if {@code process_start_time_seconds} (prometheus_client's
+ * process collector, in vLLM's exposition) changed, or is missing, or was never read, the backend's
+ * view in the index is forgotten; the capacity is read again too. A restart quicker than
+ * {@code unhealthyThreshold} probes goes unnoticed, and the view ages out as the engine's cache
+ * refills.
+ *
  * <p>Thread-safe: probe results are applied on one event loop.
  */
 final class HealthChecker implements AutoCloseable {
@@ -32,6 +40,8 @@ final class HealthChecker implements AutoCloseable {
   private static final Pattern VLLM_BLOCK_SIZE = Pattern.compile("block_size=\"(\\d+)\"");
   private static final Pattern SGLANG_TOKENS =
       Pattern.compile("(?m)^sglang:max_total_num_tokens(?:\\{[^}]*})?\\s+([0-9.eE+]+)");
+  private static final Pattern PROCESS_START =
+      Pattern.compile("(?m)^process_start_time_seconds(?:\\{[^}]*})?\\s+([0-9.eE+]+)");
 
   private final HealthCheckConfig config;
   private final BackendRegistry backends;
@@ -75,8 +85,39 @@ final class HealthChecker implements AutoCloseable {
       if (b.probed(ok, config.healthyThreshold(), config.unhealthyThreshold())) {
         LOG.log(Level.INFO, "backend {0} is now {1} ({2})", b.id(), b.healthy() ? "healthy" : "unhealthy",
             e != null ? e.toString() : "status " + r.status());
+        if (b.healthy()) {
+          checkRestart(b);
+        }
       }
     }));
+  }
+
+  /** After {@code b} recovered: forgets its index view if its engine restarted (see the class doc). */
+  private void checkRestart(Backend b) {
+    control.get(b.config(), "/metrics", null, config.timeout()).whenComplete((r, e) -> {
+      if (e != null || !r.ok() || b.removed()) {
+        return; // the next recovery tries again
+      }
+      String text = new String(r.body(), StandardCharsets.UTF_8);
+      double started = parseStartSeconds(text);
+      double known = b.engineStartSeconds();
+      if (Double.isNaN(started) || Double.isNaN(known) || started != known) {
+        backends.cacheLost(b);
+        LOG.log(Level.INFO, "backend {0}: engine {1}; its index view is forgotten", b.id(),
+            Double.isNaN(started) ? "start time unknown after an outage" : "restarted");
+      }
+      b.engineStartSeconds(started);
+      long tokens = parseCapacityTokens(text);
+      if (tokens > 0 && tokens != b.capacityTokens()) {
+        backends.capacityDiscovered(b, tokens);
+      }
+    });
+  }
+
+  /** {@code process_start_time_seconds} from a Prometheus text exposition, or NaN when absent. */
+  static double parseStartSeconds(String metricsText) {
+    Matcher m = PROCESS_START.matcher(metricsText);
+    return m.find() ? Double.parseDouble(m.group(1)) : Double.NaN;
   }
 
   private void discoverCapacity(Backend b) {
@@ -88,7 +129,11 @@ final class HealthChecker implements AutoCloseable {
       if (e != null || !r.ok()) {
         return;
       }
-      long tokens = parseCapacityTokens(new String(r.body(), StandardCharsets.UTF_8));
+      String text = new String(r.body(), StandardCharsets.UTF_8);
+      if (Double.isNaN(b.engineStartSeconds())) {
+        b.engineStartSeconds(parseStartSeconds(text));
+      }
+      long tokens = parseCapacityTokens(text);
       if (tokens > 0 && !b.capacityKnown()) {
         backends.capacityDiscovered(b, tokens);
         LOG.log(Level.INFO, "backend {0}: KV capacity {1} tokens (from /metrics)", b.id(), String.valueOf(tokens));

@@ -24,4 +24,14 @@ final class HealthCheckerTest {
   void noCapacityMetric() {
     assertThat(HealthChecker.parseCapacityTokens("vllm:num_requests_running 0.0\n")).isEqualTo(-1);
   }
+
+  @Test
+  void engineStartTimeFromPrometheusClientsProcessCollector() {
+    String text = "# HELP process_start_time_seconds Start time of the process since unix epoch in seconds.\n"
+        + "# TYPE process_start_time_seconds gauge\n"
+        + "process_start_time_seconds 1.76439185734e+09\n"
+        + "vllm:num_requests_running{engine=\"0\"} 0.0\n";
+    assertThat(HealthChecker.parseStartSeconds(text)).isEqualTo(1.76439185734e9);
+    assertThat(HealthChecker.parseStartSeconds("vllm:num_requests_running 0.0\n")).isNaN();
+  }
 }

@@ -70,6 +70,8 @@ final class EngineMetrics {
   private final String after;
   private final String modelName;
   private final String engine;
+  /** When this engine started, in seconds since the epoch: a restart changes it. */
+  private final double startSeconds = System.currentTimeMillis() / 1000.0;
 
   EngineMetrics(String modelName, String engine) {
     this.modelName = modelName;
@@ -90,6 +92,11 @@ final class EngineMetrics {
   /** The exposition text, with gauges read from {@code stats}. */
   String render(EngineStats stats, EngineConfig config, double modelSeconds, double timeScale) {
     StringBuilder sb = new StringBuilder(16 * 1024);
+    // prometheus_client's process collector, which vLLM's /metrics includes: routers tell a
+    // restarted engine (an empty prefix cache) by this value changing
+    sb.append("# HELP process_start_time_seconds Start time of the process since unix epoch in seconds.\n");
+    sb.append("# TYPE process_start_time_seconds gauge\n");
+    sb.append("process_start_time_seconds ").append(num(startSeconds)).append('\n');
     gauge(sb, "vllm:num_requests_running", "Number of requests in model execution batches.", stats.running());
     gauge(sb, "vllm:num_requests_waiting", "Number of requests waiting to be processed.", stats.waiting());
     gauge(sb, "vllm:kv_cache_usage_perc", "KV-cache usage. 1 means 100 percent usage.", stats.kvUsage());

@@ -45,6 +45,13 @@ public interface PrefixIndex {
   void removeBackend(BackendId backend);
 
   /**
+   * Forgets everything {@code backend} was believed to hold, keeping it registered with its
+   * capacity: its engine restarted with an empty cache. Pins taken before become no-ops. Does
+   * nothing for an unregistered backend.
+   */
+  void forget(BackendId backend);
+
+  /**
    * A prompt's tokens, as {@link #prompt} prepares them for one index. The router matches a prompt
    * and then inserts it into the chosen backend's view; a prepared prompt lets both calls share the
    * work that depends only on the tokens (for the radix index: the chained page hashes, computed

@@ -147,24 +147,48 @@ final class RadixPrefixIndex implements PrefixIndex {
       if (view == null) {
         return;
       }
-      // Clear every bit first, then free what nobody holds: pinned entries are not in list order, and
-      // a node freed before a held child would orphan it.
-      int word = HOLDERS + (view.ordinal >>> 6);
-      long bit = 1L << view.ordinal;
-      for (int e = 0; e < view.entryHighWater; e++) {
-        if (view.entryNode[e] != ROOT) {
-          nodes[view.entryNode[e] * stride + word] &= ~bit;
-        }
-      }
-      for (int e = 0; e < view.entryHighWater; e++) {
-        if (view.entryNode[e] != ROOT) {
-          freeIfUnheld(view.entryNode[e]);
-        }
-      }
+      dropHoldings(view);
       byOrdinal[view.ordinal] = null;
       registered[view.ordinal >>> 6] &= ~(1L << view.ordinal);
     } finally {
       lock.unlockWrite(stamp);
+    }
+  }
+
+  @Override
+  public void forget(BackendId backend) {
+    Objects.requireNonNull(backend, "backend");
+    long stamp = lock.writeLock();
+    try {
+      View old = views.get(backend);
+      if (old == null) {
+        return;
+      }
+      dropHoldings(old);
+      View fresh = new View(backend, old.ordinal); // the old view's pins become no-ops
+      fresh.capacityPages = old.capacityPages;
+      views.put(backend, fresh);
+      byOrdinal[old.ordinal] = fresh;
+    } finally {
+      lock.unlockWrite(stamp);
+    }
+  }
+
+  /** Clears {@code view}'s holder bit on every page it holds and frees the pages nobody holds now. */
+  private void dropHoldings(View view) {
+    // Every bit first, then the frees: unlisted entries are not in list order, and a node freed
+    // before a held child would orphan it.
+    int word = HOLDERS + (view.ordinal >>> 6);
+    long bit = 1L << view.ordinal;
+    for (int e = 0; e < view.entryHighWater; e++) {
+      if (view.entryNode[e] != ROOT) {
+        nodes[view.entryNode[e] * stride + word] &= ~bit;
+      }
+    }
+    for (int e = 0; e < view.entryHighWater; e++) {
+      if (view.entryNode[e] != ROOT) {
+        freeIfUnheld(view.entryNode[e]);
+      }
     }
   }
 

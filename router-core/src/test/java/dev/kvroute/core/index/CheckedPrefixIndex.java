@@ -28,6 +28,12 @@ final class CheckedPrefixIndex implements PrefixIndex {
   }
 
   @Override
+  public void forget(BackendId backend) {
+    delegate.forget(backend);
+    delegate.checkInvariants();
+  }
+
+  @Override
   public PrefixMatch match(int[] tokens) {
     PrefixMatch match = delegate.match(tokens);
     delegate.checkInvariants();

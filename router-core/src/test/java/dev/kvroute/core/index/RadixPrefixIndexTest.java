@@ -493,6 +493,24 @@ class RadixPrefixIndexTest {
   }
 
   @Test
+  void forgetEmptiesOneViewAndKeepsTheBackendAndOthers() {
+    index.addBackend(A, 4 * PAGE);
+    index.addBackend(B, 4 * PAGE);
+    index.insert(A, prompt(1, 2));
+    index.insert(B, prompt(1, 2));
+    PrefixIndex.Pin pin = index.insertAndPin(A, index.prompt(prompt(3, 4)));
+    index.forget(A);
+    assertThat(index.sizeTokens(A)).isZero();
+    assertThat(index.match(prompt(1, 2)).matched(B)).isEqualTo(2 * PAGE);
+    pin.release(); // taken before: no effect on the fresh view
+    assertThat(index.sizeTokens(A)).isZero();
+    index.insert(A, prompt(5, 6, 7, 8, 9)); // same capacity as before: truncated to 4 pages
+    assertThat(index.sizeTokens(A)).isEqualTo(4 * PAGE);
+    index.forget(BackendId.of("never-added"));
+    index.checkInvariants();
+  }
+
+  @Test
   void removeBackendDropsItsPins() {
     index.addBackend(A, 2 * PAGE);
     PrefixIndex.Pin pin = index.insertAndPin(A, index.prompt(prompt(1, 2)));
