@@ -74,6 +74,25 @@ class SimplePoliciesTest {
   }
 
   @Test
+  void roundRobinStaysFairWhenARetryLeavesTheFailedBackendOut() {
+    // b1 always fails and each of its requests is retried on the others: none may be starved
+    RoutingPolicy p = policy("round-robin");
+    List<Candidate> all = idles(5);
+    List<Candidate> withoutB1 = all.stream().filter(x -> !x.backend().name().equals("b1")).toList();
+    Map<String, Integer> served = new HashMap<>();
+    for (int i = 0; i < 100; i++) {
+      Decision d = p.choose(new RoutingContext(10, null, 0, all));
+      if (d.backend().name().equals("b1")) {
+        d = p.choose(new RoutingContext(10, null, 0, withoutB1));
+        assertThat(d.backend().name()).as("the retry goes to the next backend").isEqualTo("b2");
+      }
+      served.merge(d.backend().name(), 1, Integer::sum);
+    }
+    assertThat(served).containsOnlyKeys("b0", "b2", "b3", "b4");
+    assertThat(served.values()).allSatisfy(n -> assertThat(n).isBetween(20, 30));
+  }
+
+  @Test
   void randomCoversAllAndRepeatsWithTheSameSeed() {
     RoutingContext ctx = new RoutingContext(10, null, 0, idles(5));
     RoutingPolicy p1 = policy("random", PolicyConfig.defaults(), 7);
