@@ -45,7 +45,7 @@ import java.util.List;
  *       and the tokens the prefix index attributes to it.
  *   <li>{@code POST /admin/backends}: adds a backend; body {@code {"url": ..., "name": ...,
  *       "capacityTokens": ...}} (only {@code url} required) → 201 with the backend, 409 if the name
- *       is taken, 400 if invalid.
+ *       or the URL is already in use, 400 if invalid.
  *   <li>{@code DELETE /admin/backends/{name}}: removes a backend (its index view at once; in-flight
  *       requests finish) → 200, or 404.
  *   <li>{@code POST /admin/explain[?endpoint=/v1/chat/completions]}: the routing decision the body
@@ -55,8 +55,8 @@ import java.util.List;
  *   <li>{@code GET /admin/config}: the effective configuration as YAML (token redacted).
  * </ul>
  *
- * When {@code admin.token} is set every request needs {@code Authorization: Bearer <token>} (401
- * otherwise). Errors are OpenAI-style JSON.
+ * When {@code admin.token} is set every request needs {@code Authorization: Bearer <token>} (the
+ * scheme in any case, RFC 7235; 401 otherwise). Errors are OpenAI-style JSON.
  *
  * <p>Pipeline: {@code HttpServerCodec} → {@code HttpObjectAggregator} → this (auto-read on).
  *
@@ -142,9 +142,12 @@ final class AdminHandler extends SimpleChannelInboundHandler<FullHttpRequest> {
       return true;
     }
     String auth = req.headers().get(HttpHeaderNames.AUTHORIZATION);
-    String expected = "Bearer " + token;
-    return auth != null && MessageDigest.isEqual(
-        auth.getBytes(StandardCharsets.UTF_8), expected.getBytes(StandardCharsets.UTF_8));
+    // the scheme name is case-insensitive (RFC 7235 section 2.1); the token is compared exactly
+    if (auth == null || auth.length() < 7 || !auth.regionMatches(true, 0, "Bearer ", 0, 7)) {
+      return false;
+    }
+    return MessageDigest.isEqual(
+        auth.substring(7).trim().getBytes(StandardCharsets.UTF_8), token.getBytes(StandardCharsets.UTF_8));
   }
 
   private ObjectNode listBackends() {
@@ -189,9 +192,20 @@ final class AdminHandler extends SimpleChannelInboundHandler<FullHttpRequest> {
       if (body == null || !body.isObject() || !body.path("url").isTextual()) {
         return error(ctx, HttpResponseStatus.BAD_REQUEST, "body: expected {\"url\": \"http://host:port\", \"name\"?: ..., \"capacityTokens\"?: N}");
       }
-      cfg = new BackendConfig(java.net.URI.create(body.get("url").asText()),
-          body.path("name").isTextual() ? body.get("name").asText() : null,
+      String url = body.get("url").asText();
+      java.net.URI uri;
+      try {
+        uri = new java.net.URI(url);
+      } catch (java.net.URISyntaxException e) {
+        return error(ctx, HttpResponseStatus.BAD_REQUEST, "url: " + url + " (expected: an http://host[:port][/path] URL)");
+      }
+      cfg = new BackendConfig(uri, body.path("name").isTextual() ? body.get("name").asText() : null,
           body.path("capacityTokens").asLong(0));
+    } catch (com.fasterxml.jackson.core.JsonProcessingException e) {
+      com.fasterxml.jackson.core.JsonLocation at = e.getLocation();
+      return error(ctx, HttpResponseStatus.BAD_REQUEST, "body: malformed JSON"
+          + (at == null ? "" : " at line " + at.getLineNr() + ", column " + at.getColumnNr())
+          + ": " + e.getOriginalMessage());
     } catch (IOException | IllegalArgumentException e) {
       return error(ctx, HttpResponseStatus.BAD_REQUEST, e.getMessage());
     }

@@ -57,6 +57,12 @@ final class BackendRegistry {
       if (byId.containsKey(id)) {
         throw new IllegalArgumentException("name: " + cfg.name() + " (expected: a name not already in use)");
       }
+      for (Backend other : snapshot) {
+        if (other.config().url().equals(cfg.url())) {
+          throw new IllegalArgumentException("url: " + cfg.url() + " is already backend " + other.id().name()
+              + " (expected: a URL not already in use)");
+        }
+      }
       long capacity = cfg.capacityTokens() > 0 ? cfg.capacityTokens() : config.routing().defaultCapacityTokens();
       CircuitBreaker breaker = new CircuitBreaker(config.circuitBreaker(), ticker,
           (from, to) -> metrics.circuitTransition(id, to));

@@ -183,11 +183,20 @@ final class JsonRequestParser implements RequestParser {
       String where =
           at == null ? "" : " at line " + at.getLineNr() + ", column " + at.getColumnNr();
       throw new InvalidRequestException(
-          "body: malformed JSON" + where + ": " + e.getOriginalMessage(), null);
+          "body: malformed JSON" + where + ": " + withoutJacksonNames(e.getOriginalMessage()), null);
     } catch (IOException e) {
       throw new InvalidRequestException("body: unreadable: " + e.getMessage(), null);
     }
     return b;
+  }
+
+  /**
+   * Jackson's message without the names of its own settings, which mean nothing to an API client
+   * (e.g. "Document nesting depth (1001) exceeds the maximum allowed (1000, from
+   * `StreamReadConstraints.getMaxNestingDepth()`)" loses the part from ", from").
+   */
+  static String withoutJacksonNames(String message) {
+    return message == null ? "" : message.replaceAll(", from `[^`]*`", "").replaceAll(" \\(`[A-Za-z.]+` [a-z]+\\)", "");
   }
 
   /** Fails, as a whole-body read with trailing tokens forbidden does, if anything follows. */
@@ -650,7 +659,7 @@ final class JsonRequestParser implements RequestParser {
         return (int) v;
       }
       throw new InvalidRequestException(
-          at + ": " + node.asText() + " (expected: a non-negative integer)", at);
+          at + ": " + node.asText() + " (expected: a non-negative integer up to 2147483647)", at);
     }
     throw wrongType(at, "a non-negative integer", node);
   }

@@ -279,8 +279,8 @@ class RequestParserTest {
         "CHAT_COMPLETIONS | {'model':5,'messages':[{'role':'user','content':'x'}]} | model: expected a string, got a number | model",
         "CHAT_COMPLETIONS | {'stream':'yes','messages':[{'role':'user','content':'x'}]} | stream: expected a boolean, got a string | stream",
         "CHAT_COMPLETIONS | {'max_tokens':'9','messages':[{'role':'user','content':'x'}]} | max_tokens: expected a non-negative integer, got a string | max_tokens",
-        "CHAT_COMPLETIONS | {'max_tokens':-1,'messages':[{'role':'user','content':'x'}]} | max_tokens: -1 (expected: a non-negative integer) | max_tokens",
-        "CHAT_COMPLETIONS | {'max_completion_tokens':1.5,'messages':[{'role':'user','content':'x'}]} | max_completion_tokens: 1.5 (expected: a non-negative integer) | max_completion_tokens",
+        "CHAT_COMPLETIONS | {'max_tokens':-1,'messages':[{'role':'user','content':'x'}]} | max_tokens: -1 (expected: a non-negative integer up to 2147483647) | max_tokens",
+        "CHAT_COMPLETIONS | {'max_completion_tokens':1.5,'messages':[{'role':'user','content':'x'}]} | max_completion_tokens: 1.5 (expected: a non-negative integer up to 2147483647) | max_completion_tokens",
         "CHAT_COMPLETIONS | {'user':{'id':1},'messages':[{'role':'user','content':'x'}]} | user: expected a string, got an object | user",
         "COMPLETIONS | {'model':'m'} | prompt: missing (expected: a string, a list of strings, a list of token ids, or a list of token-id lists) | prompt",
         "COMPLETIONS | {'prompt':42} | prompt: expected a string, a list of strings | prompt",
@@ -308,6 +308,18 @@ class RequestParserTest {
         .isInstanceOf(InvalidRequestException.class)
         .hasMessageStartingWith(messageStart)
         .satisfies(e -> assertThat(((InvalidRequestException) e).param()).isEqualTo(param));
+  }
+
+  @Test
+  void errorsSpeakOfTheRequestNotOfJacksonOrJavaTypes() {
+    assertThatThrownBy(() -> chat("{'max_tokens':99999999999,'messages':[{'role':'user','content':'x'}]}"))
+        .hasMessage("max_tokens: 99999999999 (expected: a non-negative integer up to 2147483647)");
+    String deep = "{'messages':" + "[".repeat(5_000) + "]".repeat(5_000) + "}";
+    assertThatThrownBy(() -> chat(deep))
+        .hasMessageStartingWith("body: malformed JSON")
+        .hasMessageContaining("nesting depth")
+        .hasMessageNotContaining("StreamReadConstraints")
+        .hasMessageNotContaining("`");
   }
 
   @Test

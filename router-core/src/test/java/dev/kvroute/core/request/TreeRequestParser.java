@@ -458,7 +458,7 @@ final class TreeRequestParser implements RequestParser {
         return (int) v;
       }
       throw new InvalidRequestException(
-          at + ": " + node.asText() + " (expected: a non-negative integer)", at);
+          at + ": " + node.asText() + " (expected: a non-negative integer up to 2147483647)", at);
     }
     throw wrongType(at, "a non-negative integer", node);
   }
