@@ -416,6 +416,11 @@ final class MockEngineHandler extends ChannelInboundHandlerAdapter {
       }
       minTokens = integer(root, "min_tokens", 0, 0);
       ignoreEos = bool(root, "ignore_eos", false);
+      // sampling knobs the mock ignores, typed as vLLM's request models type them
+      for (String field : NUMBER_FIELDS) {
+        number(root, field);
+      }
+      integer(root, "top_k", 0, Integer.MIN_VALUE);
       JsonNode seedNode = root.get("seed");
       seed = seedNode == null || seedNode.isNull() ? 0 : seedNode.asLong();
       maxTokensField = null;
@@ -687,6 +692,27 @@ final class MockEngineHandler extends ChannelInboundHandlerAdapter {
       throw new IllegalArgumentException(field + ": expected a boolean, got " + v.getNodeType().name().toLowerCase(Locale.ROOT));
     }
     return v.booleanValue();
+  }
+
+  /** Optional float fields of vLLM's request models that the mock engine only type-checks. */
+  private static final List<String> NUMBER_FIELDS = List.of(
+      "temperature", "top_p", "min_p", "frequency_penalty", "presence_penalty", "repetition_penalty");
+
+  /** Checks an optional float field as pydantic's lax mode does: a number, or a string holding one. */
+  private static void number(JsonNode root, String field) {
+    JsonNode v = root.get(field);
+    if (v == null || v.isNull() || v.isNumber()) {
+      return;
+    }
+    if (v.isTextual()) {
+      try {
+        Double.parseDouble(v.asText().trim());
+        return;
+      } catch (NumberFormatException e) {
+        throw new IllegalArgumentException(field + ": expected a number, got " + v);
+      }
+    }
+    throw new IllegalArgumentException(field + ": expected a number, got " + v);
   }
 
   private static int integer(JsonNode root, String field, int dflt, int min) {

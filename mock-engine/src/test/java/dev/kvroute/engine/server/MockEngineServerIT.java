@@ -405,6 +405,16 @@ class MockEngineServerIT {
   }
 
   @Test
+  void samplingKnobsOfTheWrongTypeAre400() throws Exception {
+    start(engine().build(), false);
+    HttpResponse<String> bad = Http.post(server.url() + "/v1/chat/completions", chat("x", 2, ",\"temperature\":\"hot\""));
+    assertThat(bad.statusCode()).isEqualTo(400);
+    assertThat(json(bad.body()).get("error").get("message").asText()).contains("temperature");
+    assertThat(Http.post(server.url() + "/v1/chat/completions", chat("x", 2, ",\"top_p\":\"0.5\",\"top_k\":5"))
+        .statusCode()).as("lax: a numeric string is a number").isEqualTo(200);
+  }
+
+  @Test
   void tokenIdBeyondTheVocabularyIsVllms400() throws Exception {
     start(engine().build(), false);
     HttpResponse<String> r = Http.post(server.url() + "/v1/completions", "{\"prompt\":[1,2000000000],\"max_tokens\":1}");
