@@ -1,5 +1,6 @@
 package dev.kvroute.proxy;
 
+import dev.kvroute.core.RouterCore;
 import dev.kvroute.proxy.config.ConfigException;
 import dev.kvroute.proxy.config.ConfigLoader;
 import dev.kvroute.proxy.config.ProxyConfig;
@@ -284,17 +285,21 @@ public final class ServeCommand implements Callable<Integer> {
     PrintWriter err = spec.commandLine().getErr();
     PrintWriter out = spec.commandLine().getOut();
     ProxyConfig cfg;
+    RouterCore core;
     try {
       cfg = resolve();
-      if (cfg.backends().isEmpty() && cfg.mockBackends() == 0) {
-        throw new ConfigException("backends: none (expected: --backend URL, a backends list in --config, "
-            + "or --mock-backends N)");
-      }
+      // The policy and tokenizer names are checked here, before the backend list, so that a wrong name
+      // is reported as such with or without backends.
+      core = KvrouteServer.createCore(cfg);
       if (printConfig) {
-        KvrouteServer.createCore(cfg); // the policy and tokenizer names are checked here, as when serving
+        // No backend is fine here: the output (with "backends: []") is the start of a file.
         out.print(ConfigLoader.toYaml(cfg));
         out.flush();
         return 0;
+      }
+      if (cfg.backends().isEmpty() && cfg.mockBackends() == 0) {
+        throw new ConfigException("backends: none (expected: --backend URL, a backends list in --config, "
+            + "or --mock-backends N)");
       }
     } catch (ConfigException e) {
       err.println("kvroute serve: " + e.getMessage());
@@ -303,7 +308,7 @@ public final class ServeCommand implements Callable<Integer> {
     }
     KvrouteServer server;
     try {
-      server = KvrouteServer.start(cfg);
+      server = KvrouteServer.start(cfg, core);
     } catch (ConfigException e) {
       err.println("kvroute serve: " + e.getMessage());
       err.flush();

@@ -92,6 +92,39 @@ final class ServeCommandTest {
   }
 
   @Test
+  void printConfigWithoutABackendPrintsTheEffectiveConfigurationWithAnEmptyBackendList() {
+    StringWriter out = new StringWriter();
+    StringWriter err = new StringWriter();
+    CommandLine cl = new CommandLine(new ServeCommand());
+    cl.setOut(new PrintWriter(out));
+    cl.setErr(new PrintWriter(err));
+    int code = cl.execute("--print-config", "--port", "9100");
+    assertThat(code).isZero();
+    assertThat(err.toString()).isEmpty();
+    assertThat(out.toString()).contains("backends: []").contains("port: 9100");
+    ServeCommand same = new ServeCommand();
+    new CommandLine(same).parseArgs("--port", "9100");
+    ProxyConfig printed = ConfigLoader.parse(out.toString(), Map.of());
+    assertThat(printed).isEqualTo(same.resolve());
+    assertThat(printed.backends()).isEmpty();
+  }
+
+  @Test
+  void anUnknownPolicyIsReportedRatherThanTheMissingBackends() {
+    for (boolean print : new boolean[] {false, true}) {
+      StringWriter err = new StringWriter();
+      CommandLine cl = new CommandLine(new ServeCommand());
+      cl.setErr(new PrintWriter(err));
+      cl.setOut(new PrintWriter(new StringWriter()));
+      int code = print ? cl.execute("--print-config", "--policy", "fastest") : cl.execute("--policy", "fastest");
+      assertThat(code).as("print-config %s", print).isEqualTo(CommandLine.ExitCode.USAGE);
+      assertThat(err.toString()).as("print-config %s", print)
+          .contains("policy.name: fastest (expected: one of ")
+          .doesNotContain("backends: none");
+    }
+  }
+
+  @Test
   void noBackendIsAUsageError() {
     StringWriter err = new StringWriter();
     CommandLine cl = new CommandLine(new ServeCommand());
