@@ -55,7 +55,7 @@ public final class DemoCommand implements Callable<Integer> {
   @Option(names = "--jitter-runs", paramLabel = "N", description = "Simulated runs with send times jittered by up to 10 wall ms (x K), besides the exact one; the real run agrees if it is within tolerance of their range (default: ${DEFAULT-VALUE}).")
   int jitterRuns = 3;
 
-  @Mixin SeedWorkloadOptions seedOptions;
+  @Mixin SeedWorkloadOptions.SeedOnly seedOptions;
 
   @Mixin PolicyOptions policyOptions;
 

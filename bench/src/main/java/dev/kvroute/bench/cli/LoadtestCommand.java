@@ -82,7 +82,7 @@ public final class LoadtestCommand implements Callable<Integer> {
   @Option(names = "--html", paramLabel = "FILE", description = "Write an HTML page with the table and per-replica prefill bars.")
   Path html;
 
-  @Mixin SeedWorkloadOptions seedOptions;
+  @Mixin SeedWorkloadOptions.SeedOrTrace seedOptions;
 
   @Mixin PolicyOptions policyOptions;
 

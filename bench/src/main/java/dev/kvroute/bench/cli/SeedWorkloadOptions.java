@@ -5,12 +5,44 @@ import picocli.CommandLine.Option;
 
 /**
  * The seed workload's parameters as flags, each defaulting to the explainer's scenario
- * ({@link SeedWorkloadConfig#defaults()}).
+ * ({@link SeedWorkloadConfig#defaults()}). A command mixes in {@link SeedOnly} when it runs only the
+ * seed workload and {@link SeedOrTrace} when it also replays the Mooncake trace, whose {@code
+ * --block-size} defaults to {@link MooncakeOptions#DEFAULT_BLOCK_SIZE_TOKENS} instead; the two differ
+ * only in what {@code --block-size}'s help says.
  *
  * <p>Not thread-safe (a picocli mixin).
  */
-public final class SeedWorkloadOptions {
+public abstract sealed class SeedWorkloadOptions permits SeedWorkloadOptions.SeedOnly, SeedWorkloadOptions.SeedOrTrace {
   private static final SeedWorkloadConfig D = SeedWorkloadConfig.defaults();
+
+  /** The flags of a command that runs only the seed workload. */
+  public static final class SeedOnly extends SeedWorkloadOptions {
+    @Option(names = "--block-size", paramLabel = "TOKENS", description = "KV block size (default: ${DEFAULT-VALUE}).")
+    int blockSizeTokens = D.blockSizeTokens();
+
+    @Override
+    int blockSizeTokens() {
+      return blockSizeTokens;
+    }
+  }
+
+  /** The flags of a command that runs the seed workload or replays the Mooncake trace. */
+  public static final class SeedOrTrace extends SeedWorkloadOptions {
+    @Option(names = "--block-size", paramLabel = "TOKENS",
+        description = "KV block size (default: ${DEFAULT-VALUE} for --workload seed, "
+            + MooncakeOptions.DEFAULT_BLOCK_SIZE_TOKENS + " for --workload mooncake).")
+    int blockSizeTokens = D.blockSizeTokens();
+
+    @Override
+    int blockSizeTokens() {
+      return blockSizeTokens;
+    }
+  }
+
+  private SeedWorkloadOptions() {}
+
+  /** The value of {@code --block-size}, or the seed workload's default. */
+  abstract int blockSizeTokens();
 
   @Option(names = "--seed", paramLabel = "N", description = "Seed of every random draw of the workload (default: ${DEFAULT-VALUE}).")
   long seed = D.seed();
@@ -69,15 +101,12 @@ public final class SeedWorkloadOptions {
   @Option(names = "--decode-tokens-per-second", paramLabel = "R", description = "Decode rate of each request (default: ${DEFAULT-VALUE}).")
   double decodeTokensPerSecond = D.decodeTokensPerSecond();
 
-  @Option(names = "--block-size", paramLabel = "TOKENS", description = "KV block size (default: ${DEFAULT-VALUE}).")
-  int blockSizeTokens = D.blockSizeTokens();
-
   /** The configuration these flags describe. */
   public SeedWorkloadConfig config() {
     return new SeedWorkloadConfig(
         replicas, sessionsPerReplica, startWindowSeconds, firstMessageMeanTokens, firstMessageSigma,
         turnsMedian, turnsSigma, turnsMin, turnsMax, userMessageMeanTokens, userMessageSigma,
         replyMeanTokens, replySigma, thinkMeanSeconds, cacheSessions, prefillTokensPerSecond,
-        prefillOverheadSeconds, decodeTokensPerSecond, blockSizeTokens, seed);
+        prefillOverheadSeconds, decodeTokensPerSecond, blockSizeTokens(), seed);
   }
 }

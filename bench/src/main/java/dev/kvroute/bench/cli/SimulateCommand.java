@@ -65,7 +65,7 @@ public final class SimulateCommand implements Callable<Integer> {
   @Option(names = "--diagnostics", description = "Also print each policy's rules, requests per replica and index accuracy.")
   boolean diagnostics;
 
-  @Mixin SeedWorkloadOptions seedOptions;
+  @Mixin SeedWorkloadOptions.SeedOrTrace seedOptions;
 
   @Mixin PolicyOptions policyOptions;
 
