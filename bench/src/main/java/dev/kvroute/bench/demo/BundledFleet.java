@@ -11,21 +11,26 @@ import dev.kvroute.engine.server.MockEngineFleet;
 import dev.kvroute.engine.server.MockEngineOptions;
 import dev.kvroute.proxy.KvrouteServer;
 import dev.kvroute.proxy.config.BackendConfig;
+import dev.kvroute.proxy.config.ConfigLoader;
 import dev.kvroute.proxy.config.ProxyConfig;
 import java.net.URI;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 
 /**
  * A fresh in-process fleet for one policy's real run: the workload's mock engines on loopback
  * (ephemeral ports, the seed engine configuration, time scale K, cached tokens reported in usage)
- * and a kvroute proxy in front of them running the policy with the simulator's exact routing core
- * configuration ({@link SimPolicies#core}), backends named {@code engine-i} with the fleet's KV
- * capacity.
+ * and a kvroute proxy, also on loopback only, in front of them running the policy with the
+ * simulator's exact routing core configuration ({@link SimPolicies#core}), backends named {@code
+ * engine-i} with the fleet's KV capacity.
  *
  * <p>Thread-safe; close it to stop the router and the engines.
  */
 public final class BundledFleet implements AutoCloseable {
+  /** The address the engines and the router listen on. */
+  static final String LOOPBACK = "127.0.0.1";
+
   private final MockEngineFleet engines;
   private final KvrouteServer router;
 
@@ -56,7 +61,7 @@ public final class BundledFleet implements AutoCloseable {
       PromptTokenizer tokenizer) {
     MockEngineOptions options =
         MockEngineOptions.builder()
-            .host("127.0.0.1")
+            .host(LOOPBACK)
             .port(0)
             .engine(engine)
             .timeScale(timeScale)
@@ -71,12 +76,7 @@ public final class BundledFleet implements AutoCloseable {
             new BackendConfig(
                 URI.create(engines.urls().get(i)), SimPolicies.backendId(i).name(), fleet.kvCapacityTokens()));
       }
-      ProxyConfig config =
-          ProxyConfig.defaults()
-              .withPort(0)
-              .withAdminPort(-1)
-              .withPolicy(policy)
-              .withBackends(backends);
+      ProxyConfig config = routerConfig(policy, backends);
       RouterCore core = policies.core(policy, fleet.blockSizeTokens(), tokenizer, Ticker.system());
       KvrouteServer router = KvrouteServer.start(config, core);
       return new BundledFleet(engines, router);
@@ -84,6 +84,19 @@ public final class BundledFleet implements AutoCloseable {
       engines.close();
       throw e;
     }
+  }
+
+  /**
+   * The router's configuration: {@code policy} over {@code backends} on an ephemeral loopback port,
+   * without the admin API. Loopback like the engines (the proxy's own default bind is {@code
+   * 0.0.0.0}): a load test opens no port to the network.
+   */
+  static ProxyConfig routerConfig(String policy, List<BackendConfig> backends) {
+    return ConfigLoader.parse("", Map.of("bind", LOOPBACK))
+        .withPort(0)
+        .withAdminPort(-1)
+        .withPolicy(policy)
+        .withBackends(backends);
   }
 
   /** The router's base URL. */
