@@ -27,6 +27,8 @@ import dev.kvroute.engine.server.MockEngineServer;
 import java.io.IOException;
 import java.io.PrintStream;
 import java.net.URI;
+import java.nio.file.AccessDeniedException;
+import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -180,7 +182,16 @@ final class MooncakeCommands {
 
   private static MooncakeWorkload load(MooncakeConfig config, Path tracePath, PromptTokenizer tokenizer)
       throws IOException {
-    MooncakeTrace trace = MooncakeTrace.read(tracePath);
+    MooncakeTrace trace;
+    try {
+      trace = MooncakeTrace.read(tracePath);
+    } catch (NoSuchFileException e) {
+      throw new IOException("trace: " + tracePath + ": no such file", e);
+    } catch (AccessDeniedException e) {
+      throw new IOException("trace: " + tracePath + ": not readable (permission denied)", e);
+    } catch (IOException e) {
+      throw new IOException("trace: " + tracePath + ": cannot read it (" + e + ")", e);
+    }
     return MooncakeWorkload.create(trace, config, BlockTokens.of(SingleTokenVocabulary.of(tokenizer.tokenizer())));
   }
 

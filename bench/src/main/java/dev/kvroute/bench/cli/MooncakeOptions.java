@@ -6,6 +6,7 @@ import dev.kvroute.bench.trace.MooncakeReplay;
 import dev.kvroute.bench.trace.SessionKeys;
 import dev.kvroute.bench.workload.SeedWorkloadConfig;
 import dev.kvroute.engine.model.EngineConfig;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
@@ -54,9 +55,35 @@ public final class MooncakeOptions {
   @Option(names = "--max-num-batched-tokens", paramLabel = "N", description = "mooncake: token budget per step of the continuous scheduler (default: ${DEFAULT-VALUE}).")
   int maxNumBatchedTokens = D.maxNumBatchedTokens();
 
-  /** The trace to read: {@code --trace}, or {@link MooncakeReplay#defaultTrace()}. */
+  /**
+   * The trace to read: {@code --trace}, or {@link MooncakeReplay#defaultTrace()}.
+   *
+   * @throws ParameterException if {@code --trace} names no file, a directory or a file that cannot be
+   *     read (the message says which)
+   */
   public Path tracePath() {
-    return trace != null ? trace : MooncakeReplay.defaultTrace();
+    if (trace == null) {
+      return MooncakeReplay.defaultTrace();
+    }
+    String problem = traceProblem(trace);
+    if (problem != null) {
+      throw new ParameterException(mixee.commandLine(), "--trace: " + trace + ": " + problem);
+    }
+    return trace;
+  }
+
+  /** What keeps {@code path} from being read as a trace, or {@code null} if nothing does. */
+  static String traceProblem(Path path) {
+    if (!Files.exists(path)) {
+      return "no such file";
+    }
+    if (Files.isDirectory(path)) {
+      return "a directory (expected: the trace's JSON Lines file, e.g. " + MooncakeReplay.TRACE_FILE + ")";
+    }
+    if (!Files.isReadable(path)) {
+      return "not readable (permission denied)";
+    }
+    return null;
   }
 
   /**
