@@ -46,7 +46,7 @@ public final class Demo {
    * Wall-clock timing noise of the bundled harness (loopback, event loops, GC) that the jittered
    * predictions assume: each request's send time is delayed by up to this many wall seconds, times K
    * in model time. Near-simultaneous turns reach a router in either order, and order-dependent
-   * decisions (round-robin's counter, a tie between two loads) then send whole sessions elsewhere;
+   * decisions (round-robin's rotation, a tie between two loads) then send whole sessions elsewhere;
    * the real run is one draw of that, so it is judged against the range of several simulated draws.
    */
   public static final double JITTER_WALL_SECONDS = 0.01;

@@ -5,7 +5,7 @@ package dev.kvroute.bench.sim;
  * {@code [0, maxSeconds)} model seconds, drawn from a generator seeded with {@code seed}: the timing
  * noise of a real client, network and router. With none the simulator is an idealisation in which
  * requests that the workload times together arrive exactly together, which can phase-lock
- * order-dependent policies (round-robin's counter) with the sessions' cycles; a set of jittered runs
+ * order-dependent policies (round-robin's rotation) with the sessions' cycles; a set of jittered runs
  * shows the spread a real run can land in.
  *
  * <p>Immutable and thread-safe.

@@ -8,7 +8,8 @@ import java.util.random.RandomGenerator;
  * Creates routing policies by their configuration name.
  *
  * <ul>
- *   <li>{@code round-robin}: a shared counter modulo the number of candidates.
+ *   <li>{@code round-robin}: the candidate after the last chosen one, in name order (SGLang's shared
+ *       counter for a fixed fleet, and fair across retries).
  *   <li>{@code random}: uniform over the candidates.
  *   <li>{@code least-loaded}: the lowest {@link PolicyConfig#loadMeasure() load}; random among ties.
  *   <li>{@code power-of-two}: the less loaded of two distinct random candidates.
