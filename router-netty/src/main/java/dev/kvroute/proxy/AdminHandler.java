@@ -199,8 +199,16 @@ final class AdminHandler extends SimpleChannelInboundHandler<FullHttpRequest> {
       } catch (java.net.URISyntaxException e) {
         return error(ctx, HttpResponseStatus.BAD_REQUEST, "url: " + url + " (expected: an http://host[:port][/path] URL)");
       }
-      cfg = new BackendConfig(uri, body.path("name").isTextual() ? body.get("name").asText() : null,
-          body.path("capacityTokens").asLong(0));
+      JsonNode name = body.get("name");
+      if (name != null && !name.isNull() && !name.isTextual()) {
+        return error(ctx, HttpResponseStatus.BAD_REQUEST, "name: expected a string, got " + name.getNodeType().name().toLowerCase(java.util.Locale.ROOT));
+      }
+      JsonNode capacity = body.get("capacityTokens");
+      if (capacity != null && !capacity.isNull() && !(capacity.isIntegralNumber() && capacity.canConvertToLong())) {
+        return error(ctx, HttpResponseStatus.BAD_REQUEST, "capacityTokens: " + capacity + " (expected: a non-negative integer)");
+      }
+      cfg = new BackendConfig(uri, name == null || name.isNull() ? null : name.asText(),
+          capacity == null || capacity.isNull() ? 0 : capacity.longValue());
     } catch (com.fasterxml.jackson.core.JsonProcessingException e) {
       com.fasterxml.jackson.core.JsonLocation at = e.getLocation();
       return error(ctx, HttpResponseStatus.BAD_REQUEST, "body: malformed JSON"

@@ -16,6 +16,7 @@ final class Backend {
   private final CircuitBreaker breaker;
   private volatile boolean healthy = true;
   private volatile double engineStartSeconds = Double.NaN;
+  private volatile boolean metricsRead;
   private volatile boolean removed;
   private volatile long capacityTokens;
   private volatile boolean capacityKnown;
@@ -76,6 +77,15 @@ final class Backend {
 
   void engineStartSeconds(double seconds) {
     engineStartSeconds = seconds;
+  }
+
+  /** Whether the engine's {@code /metrics} has been read since it was added (or last unreadable). */
+  boolean metricsRead() {
+    return metricsRead;
+  }
+
+  void metricsRead(boolean read) {
+    metricsRead = read;
   }
 
   void capacityDiscovered(long tokens) {

@@ -58,7 +58,7 @@ final class BackendRegistry {
         throw new IllegalArgumentException("name: " + cfg.name() + " (expected: a name not already in use)");
       }
       for (Backend other : snapshot) {
-        if (other.config().url().equals(cfg.url())) {
+        if (sameEngine(other.config().url(), cfg.url())) {
           throw new IllegalArgumentException("url: " + cfg.url() + " is already backend " + other.id().name()
               + " (expected: a URL not already in use)");
         }
@@ -74,8 +74,25 @@ final class BackendRegistry {
       snapshot = List.copyOf(next);
       metrics.addBackend(b, core);
     }
-    onAdded.accept(b);
+    try {
+      onAdded.accept(b);
+    } catch (RuntimeException e) {
+      // the first probe could not start; the periodic probes retry, and the backend is registered
+      System.getLogger(BackendRegistry.class.getName()).log(System.Logger.Level.WARNING,
+          "backend " + b.id() + ": first probe failed to start: " + e);
+    }
     return b;
+  }
+
+  /** Whether two backend URLs name the same engine: same host (any case), port and path (a trailing '/' aside). */
+  private static boolean sameEngine(java.net.URI a, java.net.URI b) {
+    return a.getHost().equalsIgnoreCase(b.getHost())
+        && BackendConfig.port(a) == BackendConfig.port(b)
+        && stripSlash(a.getRawPath()).equals(stripSlash(b.getRawPath()));
+  }
+
+  private static String stripSlash(String path) {
+    return path == null ? "" : path.endsWith("/") ? path.substring(0, path.length() - 1) : path;
   }
 
   /** Removes {@code id}; returns the removed backend, or {@code null} if there was none. */

@@ -74,8 +74,13 @@ final class HealthChecker implements AutoCloseable {
 
   private void probeAll() {
     for (Backend b : backends.all()) {
-      probe(b);
-      discoverCapacity(b);
+      try {
+        probe(b);
+        discoverCapacity(b);
+      } catch (RuntimeException e) {
+        // one backend's failure must not stop the periodic task, which would end probing for all
+        LOG.log(Level.WARNING, "backend " + b.id() + ": probe failed to start: " + e);
+      }
     }
   }
 
@@ -95,18 +100,26 @@ final class HealthChecker implements AutoCloseable {
   /** After {@code b} recovered: forgets its index view if its engine restarted (see the class doc). */
   private void checkRestart(Backend b) {
     control.get(b.config(), "/metrics", null, config.timeout()).whenComplete((r, e) -> {
-      if (e != null || !r.ok() || b.removed()) {
-        return; // the next recovery tries again
+      if (b.removed()) {
+        return;
+      }
+      if (e != null || !r.ok()) {
+        backends.cacheLost(b);
+        b.metricsRead(false); // read the start time again with the next probe
+        LOG.log(Level.INFO, "backend {0}: /metrics unreadable after an outage ({1}); its index view is forgotten",
+            b.id(), e != null ? e.toString() : "status " + r.status());
+        return;
       }
       String text = new String(r.body(), StandardCharsets.UTF_8);
       double started = parseStartSeconds(text);
       double known = b.engineStartSeconds();
       if (Double.isNaN(started) || Double.isNaN(known) || started != known) {
         backends.cacheLost(b);
-        LOG.log(Level.INFO, "backend {0}: engine {1}; its index view is forgotten", b.id(),
-            Double.isNaN(started) ? "start time unknown after an outage" : "restarted");
+        LOG.log(Level.INFO, "backend {0}: {1}; its index view is forgotten", b.id(),
+            Double.isNaN(started) || Double.isNaN(known) ? "engine start time unknown after an outage" : "engine restarted");
       }
       b.engineStartSeconds(started);
+      b.metricsRead(true);
       long tokens = parseCapacityTokens(text);
       if (tokens > 0 && tokens != b.capacityTokens()) {
         backends.capacityDiscovered(b, tokens);
@@ -120,8 +133,9 @@ final class HealthChecker implements AutoCloseable {
     return m.find() ? Double.parseDouble(m.group(1)) : Double.NaN;
   }
 
+  /** Reads {@code b}'s capacity (unless configured) and its engine's start time, until both are read once. */
   private void discoverCapacity(Backend b) {
-    if (b.capacityKnown() || b.removed()) {
+    if ((b.capacityKnown() && b.metricsRead()) || b.removed()) {
       return;
     }
     Duration timeout = config.timeout();
@@ -130,8 +144,9 @@ final class HealthChecker implements AutoCloseable {
         return;
       }
       String text = new String(r.body(), StandardCharsets.UTF_8);
-      if (Double.isNaN(b.engineStartSeconds())) {
+      if (!b.metricsRead()) {
         b.engineStartSeconds(parseStartSeconds(text));
+        b.metricsRead(true);
       }
       long tokens = parseCapacityTokens(text);
       if (tokens > 0 && !b.capacityKnown()) {

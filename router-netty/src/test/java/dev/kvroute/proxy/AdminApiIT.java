@@ -55,9 +55,27 @@ final class AdminApiIT {
       assertThat(badUrl.statusCode()).isEqualTo(400);
       assertThat(badUrl.body()).contains("expected: an http://host[:port][/path] URL").doesNotContain("index 7");
 
+      for (String bad : List.of(
+          "{\"url\":\"http://127.0.0.1:99999\",\"name\":\"typo\"}",
+          "{\"url\":\"http://user:pw@127.0.0.1:1\"}",
+          "{\"url\":\"" + other.uri() + "\",\"name\":\"bad/name\"}",
+          "{\"url\":\"" + other.uri() + "\",\"name\":123}",
+          "{\"url\":\"" + other.uri() + "\",\"capacityTokens\":\"lots\"}",
+          "{\"url\":\"" + other.uri() + "\",\"capacityTokens\":1e30}",
+          "{\"url\":\"" + other.uri() + "\",\"capacityTokens\":99999999999999}")) {
+        HttpResponse<String> r = send(admin, "POST", "/admin/backends", bad, auth);
+        assertThat(r.statusCode()).as(bad).isEqualTo(400);
+        assertThat(r.body()).as(bad).doesNotContain("Exception").doesNotContain("pw");
+      }
+      assertThat(router.backends()).hasSize(1);
+      assertThat(send(admin, "POST", "/admin/backends", "{\"url\":\"" + backend.uri() + "/\"}", auth).statusCode())
+          .as("the same engine with a trailing slash").isEqualTo(409);
+
       assertThat(send(admin, "POST", "/admin/backends", "{\"url\":\"" + other.uri() + "\"}", auth).statusCode())
           .isEqualTo(201);
       assertThat(router.backends()).hasSize(2);
+      // probing goes on for every backend (a bad one once stopped the periodic probes)
+      assertThat(router.scrapeMetrics()).contains("kvroute_backend_healthy");
     }
   }
 }

@@ -97,16 +97,32 @@ final class EngineRestartIT {
         KvrouteServer router = router(engine)) {
       BackendId id = router.backends().get(0);
       discovered(router, id);
-      long held = routedOnce(this, router, id);
-      assertThat(held).isGreaterThan(100);
-
-      post(URI.create(engine.url()), "/mock/faults", "{\"health\":\"fail\"}");
-      await().atMost(Duration.ofSeconds(5)).until(() -> healthy(router, id, false));
-      post(URI.create(engine.url()), "/mock/faults", "{\"health\":\"ok\"}");
-      await().atMost(Duration.ofSeconds(5)).until(() -> healthy(router, id, true));
-      // the restart check reads /metrics after the recovery: the view must stay through it
-      await().during(Duration.ofMillis(500)).atMost(Duration.ofSeconds(2))
-          .until(() -> router.core().index().sizeTokens(id) == held);
+      outageWithoutRestartKeepsTheView(router, id, engine);
     }
+  }
+
+  @Test
+  void aConfiguredCapacityStillHasTheStartTimeRead() throws Exception {
+    try (MockEngineServer engine = MockEngineServer.start(engine(0));
+        KvrouteServer router = KvrouteServer.start(ProxyConfig.defaults().withPort(0).withAdminPort(-1)
+            .withPolicy("cache-aware")
+            .withHealthCheck(new HealthCheckConfig(true, "/health", Duration.ofMillis(100), Duration.ofMillis(500), 1, 1))
+            .withBackends(List.of(new dev.kvroute.proxy.config.BackendConfig(URI.create(engine.url()), null, 100_000))))) {
+      outageWithoutRestartKeepsTheView(router, router.backends().get(0), engine);
+    }
+  }
+
+  private void outageWithoutRestartKeepsTheView(KvrouteServer router, BackendId id, MockEngineServer engine)
+      throws Exception {
+    long held = routedOnce(this, router, id);
+    assertThat(held).isGreaterThan(100);
+
+    post(URI.create(engine.url()), "/mock/faults", "{\"health\":\"fail\"}");
+    await().atMost(Duration.ofSeconds(5)).until(() -> healthy(router, id, false));
+    post(URI.create(engine.url()), "/mock/faults", "{\"health\":\"ok\"}");
+    await().atMost(Duration.ofSeconds(5)).until(() -> healthy(router, id, true));
+    // the restart check reads /metrics after the recovery: the view must stay through it
+    await().during(Duration.ofMillis(500)).atMost(Duration.ofSeconds(2))
+        .until(() -> router.core().index().sizeTokens(id) == held);
   }
 }

@@ -1068,7 +1068,7 @@ final class RadixPrefixIndex implements PrefixIndex {
      */
     void shrinkToCapacity() {
       int target = Math.max(16, Math.max(capacityPages, size));
-      if (entryNode.length <= 2 * target) {
+      if (entryNode.length <= 2L * target) {
         return;
       }
       long[] newLinks = new long[2 * target];

@@ -511,6 +511,15 @@ class RadixPrefixIndexTest {
   }
 
   @Test
+  void aHugeCapacityIsClampedNotOverflowed() {
+    index.addBackend(A, Long.MAX_VALUE);
+    index.insert(A, prompt(1, 2));
+    index.addBackend(A, 1L << 40); // re-adding re-checks the entry arrays against the capacity
+    assertThat(index.match(prompt(1, 2)).matched(A)).isEqualTo(2 * PAGE);
+    index.checkInvariants();
+  }
+
+  @Test
   void removeBackendDropsItsPins() {
     index.addBackend(A, 2 * PAGE);
     PrefixIndex.Pin pin = index.insertAndPin(A, index.prompt(prompt(1, 2)));

@@ -29,6 +29,8 @@ import java.net.URISyntaxException;
  *     {@code vllm:cache_config_info} metric, else use {@code routing.defaultCapacityTokens}
  */
 public record BackendConfig(URI url, String name, long capacityTokens) {
+  /** The largest capacity accepted: 2^36 tokens, far beyond any engine's KV cache. */
+  public static final long MAX_CAPACITY_TOKENS = 1L << 36;
 
   public BackendConfig {
     Checks.notNull("url", url, "an http:// URL");
@@ -38,10 +40,23 @@ public record BackendConfig(URI url, String name, long capacityTokens) {
     if (url.getRawQuery() != null || url.getRawFragment() != null) {
       throw new IllegalArgumentException("url: " + url + " (expected: no query or fragment)");
     }
+    if (url.getRawUserInfo() != null) {
+      throw new IllegalArgumentException("url: " + url.getHost() + " (expected: no user info; kvroute sends no credentials upstream)");
+    }
+    if (url.getPort() != -1 && (url.getPort() < 1 || url.getPort() > 65_535)) {
+      throw new IllegalArgumentException("url: " + url + " (expected: a port in 1..65535)");
+    }
     if (name == null || name.isBlank()) {
       name = url.getHost() + ":" + port(url);
     }
+    if (name.length() > 128 || name.chars().anyMatch(c -> c < 0x20 || c == 0x7f || c == '/')) {
+      throw new IllegalArgumentException("name: " + name.replaceAll("\\p{Cntrl}", "?")
+          + " (expected: at most 128 characters, no control characters or '/'; it is a metric label and a URL path segment)");
+    }
     Checks.nonNegative("capacityTokens", capacityTokens);
+    if (capacityTokens > MAX_CAPACITY_TOKENS) {
+      throw new IllegalArgumentException("capacityTokens: " + capacityTokens + " (expected: <= " + MAX_CAPACITY_TOKENS + ")");
+    }
   }
 
   @JsonCreator(mode = JsonCreator.Mode.PROPERTIES)
@@ -124,7 +139,8 @@ public record BackendConfig(URI url, String name, long capacityTokens) {
     return url.getPort() < 0 ? url.getHost() : url.getHost() + ":" + url.getPort();
   }
 
-  private static int port(URI url) {
+  /** The port of {@code url}, 80 when it names none. */
+  public static int port(URI url) {
     return url.getPort() < 0 ? 80 : url.getPort();
   }
 
