@@ -11,7 +11,6 @@ import dev.kvroute.core.policy.Decision;
 import dev.kvroute.core.request.Endpoint;
 import dev.kvroute.core.request.InvalidRequestException;
 import dev.kvroute.core.request.RequestView;
-import dev.kvroute.proxy.config.AdminConfig;
 import dev.kvroute.proxy.config.BackendConfig;
 import dev.kvroute.proxy.config.ConfigLoader;
 import io.netty.buffer.ByteBufUtil;
@@ -128,9 +127,7 @@ final class AdminHandler extends SimpleChannelInboundHandler<FullHttpRequest> {
       return explain(ctx, req, q);
     }
     if (path.equals("/admin/config") && m.equals(HttpMethod.GET)) {
-      AdminConfig a = px.config().admin();
-      String yaml = ConfigLoader.toYaml(px.config().withAdmin(new AdminConfig(a.port(), a.bind(),
-          a.token() == null ? null : "REDACTED")));
+      String yaml = ConfigLoader.toYaml(px.config().withoutSecrets());
       return text(HttpResponseStatus.OK, "application/yaml", yaml);
     }
     return error(ctx, HttpResponseStatus.NOT_FOUND, "no admin route for " + m + " " + path);

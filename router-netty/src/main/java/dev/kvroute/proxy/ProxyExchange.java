@@ -627,10 +627,11 @@ final class ProxyExchange implements UpstreamHandler.Listener {
 
   private void respondError(HttpResponseStatus s, String message, Outcome outcome) {
     responseStarted = true;
-    FullHttpResponse r = HttpErrors.response(client.alloc(), s, message, null, clientKeepAlive);
+    boolean keepAlive = clientKeepAlive && !px.clients().draining();
+    FullHttpResponse r = HttpErrors.response(client.alloc(), s, message, null, keepAlive);
     r.headers().set(Headers.X_REQUEST_ID, requestId);
     status = s.code();
-    client.writeAndFlush(r).addListener((ChannelFutureListener) f -> finish(outcome, f.isSuccess() && clientKeepAlive));
+    client.writeAndFlush(r).addListener((ChannelFutureListener) f -> finish(outcome, f.isSuccess() && keepAlive));
   }
 
   private void closeUpstream() {

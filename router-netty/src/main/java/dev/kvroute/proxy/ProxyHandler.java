@@ -117,10 +117,17 @@ final class ProxyHandler extends ChannelInboundHandlerAdapter {
 
   /**
    * The proxy is draining: close now if no request is in progress, else once it is answered
-   * ({@link #exchangeDone} closes a closing connection); requests pipelined behind it are dropped.
+   * ({@link #exchangeDone} closes a closing connection, and the response of a request still
+   * uploading says {@code Connection: close}); requests pipelined behind it are dropped.
    */
   private void drain() {
     if (closing) {
+      return;
+    }
+    RequestAggregator aggregator = ctx.pipeline().get(RequestAggregator.class);
+    if (!busy && aggregator != null && aggregator.inProgress()) {
+      // a request is still uploading: it is served (its response says Connection: close and
+      // the connection closes after it, as keepAlive(req) is false from now on)
       return;
     }
     closing = true;
@@ -174,7 +181,7 @@ final class ProxyHandler extends ChannelInboundHandlerAdapter {
   void exchangeDone(boolean keepAlive) {
     exchange = null;
     busy = false;
-    if (!keepAlive || closing) {
+    if (!keepAlive || closing || px.clients().draining()) {
       closing = true;
       releaseQueued();
       ctx.close();
@@ -385,7 +392,7 @@ final class ProxyHandler extends ChannelInboundHandlerAdapter {
   /** As above, with extra response headers given as name, value pairs. */
   private void rejectLocally(FullHttpRequest req, HttpResponseStatus status, String message, String param, String tag,
       CharSequence... headers) {
-    boolean keepAlive = HttpUtil.isKeepAlive(req);
+    boolean keepAlive = keepAlive(req);
     FullHttpResponse r = HttpErrors.response(ctx.alloc(), status, message, param, keepAlive);
     r.headers().set(Headers.X_REQUEST_ID, requestId(req));
     for (int i = 0; i + 1 < headers.length; i += 2) {
@@ -394,9 +401,14 @@ final class ProxyHandler extends ChannelInboundHandlerAdapter {
     local(req, r, tag, Outcome.REJECTED);
   }
 
+  /** Whether the connection may serve another request after {@code req}: not while draining. */
+  private boolean keepAlive(FullHttpRequest req) {
+    return HttpUtil.isKeepAlive(req) && !px.clients().draining();
+  }
+
   /** Writes a locally built response and releases the request. */
   private void local(FullHttpRequest req, FullHttpResponse response, String tag, Outcome outcome) {
-    boolean keepAlive = HttpUtil.isKeepAlive(req) && !response.headers().contains(HttpHeaderNames.CONNECTION, HttpHeaderValues.CLOSE, true);
+    boolean keepAlive = keepAlive(req) && !response.headers().contains(HttpHeaderNames.CONNECTION, HttpHeaderValues.CLOSE, true);
     if (!keepAlive) {
       response.headers().set(HttpHeaderNames.CONNECTION, HttpHeaderValues.CLOSE);
     }
@@ -422,7 +434,7 @@ final class ProxyHandler extends ChannelInboundHandlerAdapter {
    */
   private void mergedModels(FullHttpRequest req) {
     List<Backend> backends = px.backends().routable(Set.of());
-    boolean keepAlive = HttpUtil.isKeepAlive(req);
+    boolean keepAlive = keepAlive(req);
     HttpHeaders forward = new DefaultHttpHeaders();
     String auth = req.headers().get(HttpHeaderNames.AUTHORIZATION);
     if (auth != null) {

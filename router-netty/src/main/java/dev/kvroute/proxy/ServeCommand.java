@@ -292,8 +292,9 @@ public final class ServeCommand implements Callable<Integer> {
       // is reported as such with or without backends.
       core = KvrouteServer.createCore(cfg);
       if (printConfig) {
-        // No backend is fine here: the output (with "backends: []") is the start of a file.
-        out.print(ConfigLoader.toYaml(cfg));
+        // No backend is fine here: the output (with "backends: []") is the start of a file. The
+        // admin token (perhaps from the environment) is not printed.
+        out.print(ConfigLoader.toYaml(cfg.withoutSecrets()));
         out.flush();
         return 0;
       }
@@ -320,12 +321,23 @@ public final class ServeCommand implements Callable<Integer> {
     }
     CountDownLatch stopped = new CountDownLatch(1);
     Thread hook = new Thread(() -> {
+      // written to the command's stream, not the logger: JUL's own shutdown hook may close its
+      // handlers while this one runs
+      long t0 = System.nanoTime();
+      err.println("kvroute: shutting down; draining requests in progress (up to "
+          + cfg.timeouts().drain().toMillis() + " ms)");
+      err.flush();
       try {
-        server.drain(cfg.timeouts().drain());
+        boolean drained = server.drain(cfg.timeouts().drain());
+        err.println(drained
+            ? "kvroute: drained in " + (System.nanoTime() - t0) / 1_000_000 + " ms"
+            : "kvroute: drain limit reached; aborting the requests still in progress");
       } catch (InterruptedException e) {
         Thread.currentThread().interrupt();
       } finally {
         server.close();
+        err.println("kvroute: stopped");
+        err.flush();
         stopped.countDown();
       }
     }, "kvroute-shutdown");

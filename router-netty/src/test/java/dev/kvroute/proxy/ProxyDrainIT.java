@@ -64,6 +64,38 @@ final class ProxyDrainIT {
   }
 
   @Test
+  void aRequestStillUploadingIsServedThenItsConnectionCloses() throws Exception {
+    try (FakeBackend backend = new FakeBackend("b");
+        KvrouteServer router = KvrouteServer.start(ProxyFailureIT.base("round-robin", List.of(backend.uri())));
+        RawHttp uploading = new RawHttp(router.port())) {
+      String body = "{\"messages\":[{\"role\":\"user\",\"content\":\"" + "x".repeat(2_000) + "\"}]}";
+      // Expect: 100-continue tells when the router has read the head, so the drain surely meets the
+      // request half-uploaded
+      String head = "POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+          + "Expect: 100-continue\r\nContent-Length: " + body.length() + "\r\n\r\n";
+      uploading.send(head);
+      assertThat(uploading.read().status()).isEqualTo(100);
+      uploading.send(body.substring(0, 100));
+      CompletableFuture<Boolean> drained = CompletableFuture.supplyAsync(() -> {
+        try {
+          return router.drain(Duration.ofSeconds(20));
+        } catch (InterruptedException e) {
+          throw new IllegalStateException(e);
+        }
+      });
+      // the rest of the body arrives after the drain began
+      await().atMost(5, TimeUnit.SECONDS).untilAsserted(() ->
+          assertThatThrownBy(() -> new Socket("127.0.0.1", router.port()).close()).isInstanceOf(ConnectException.class));
+      uploading.send(body.substring(100));
+      RawHttp.Response r = uploading.read();
+      assertThat(r.status()).isEqualTo(200);
+      assertThat(r.header("connection")).isEqualToIgnoringCase("close");
+      assertThat(uploading.closedByPeer()).isTrue();
+      assertThat(drained.get(10, TimeUnit.SECONDS)).isTrue();
+    }
+  }
+
+  @Test
   void whatOutlastsTheDrainIsAbortedByClose() throws Exception {
     try (FakeBackend backend = new FakeBackend("b");
         KvrouteServer router = KvrouteServer.start(ProxyFailureIT.base("round-robin", List.of(backend.uri())));

@@ -69,6 +69,16 @@ final class ServeCommandTest {
   }
 
   @Test
+  void printConfigDoesNotPrintTheAdminToken() {
+    StringWriter out = new StringWriter();
+    CommandLine cl = new CommandLine(new ServeCommand());
+    cl.setOut(new PrintWriter(out));
+    int code = cl.execute("--print-config", "--backend", "http://127.0.0.1:8001", "--admin-token", "s3cret-t0ken");
+    assertThat(code).isZero();
+    assertThat(out.toString()).doesNotContain("s3cret-t0ken").contains("token: REDACTED");
+  }
+
+  @Test
   void badValueIsAUsageErrorNamingTheOption() {
     StringWriter err = new StringWriter();
     CommandLine cl = new CommandLine(new ServeCommand());

@@ -158,6 +158,11 @@ public record ProxyConfig(
   }
 
   /** A copy with {@code admin}. */
+  /** A copy fit to show: the admin token, if any, replaced by {@code REDACTED}. */
+  public ProxyConfig withoutSecrets() {
+    return admin.token() == null ? this : withAdmin(new AdminConfig(admin.port(), admin.bind(), "REDACTED"));
+  }
+
   public ProxyConfig withAdmin(AdminConfig admin) {
     return new ProxyConfig(bind, port, backends, mockBackends, eventLoopThreads, policy, routing, admin,
         timeouts, limits, retries, circuitBreaker, healthCheck, pool, writeBuffer);
