@@ -150,6 +150,7 @@ final class DefaultRouterCore implements RouterCore {
     @Override
     public void firstToken() {
       lease.firstToken();
+      pin.confirm();
     }
 
     @Override

@@ -125,6 +125,10 @@ class RouterCoreTest {
     RouterCore.Routed rb = core.route(IntStream.range(5_000, 5_064).toArray(), null, List.of(A));
     assertThat(ra.lease().release()).as("released once").isFalse();
     RouterCore.Routed rc = core.route(IntStream.range(6_000, 6_064).toArray(), null, List.of(A));
+    assertThat(core.index().match(a).matched(A)).as("new pages evict nothing before their prefill")
+        .isEqualTo(64);
+    rb.lease().firstToken();
+    rc.lease().firstToken();
     assertThat(core.index().match(a).matched(A)).as("evictable once released").isZero();
     rb.lease().release();
     rc.lease().release();

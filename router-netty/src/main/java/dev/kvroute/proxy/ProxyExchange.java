@@ -371,7 +371,8 @@ final class ProxyExchange implements UpstreamHandler.Listener {
       firstByteSeen = true;
       long now = px.ticker().nanos();
       timeline.mark(Lifecycle.FIRST_BYTE, now, null);
-      if (routed != null) {
+      if (routed != null && status >= 200 && status < 300) {
+        // an error body's first byte is no first token: the index must not confirm its pages
         routed.lease().firstToken();
       }
       px.metrics().ttft(backend.id().name(), endpointTag, timeline.sinceStart(now));

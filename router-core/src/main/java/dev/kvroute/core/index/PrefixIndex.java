@@ -110,6 +110,14 @@ public interface PrefixIndex {
     Pin NONE = () -> {};
 
     /**
+     * The request's prefill has run (its first token came): if the pages its insert added are still
+     * provisional (nothing else changed the view since), they start to count against the view's
+     * capacity now, evicting the least recently used unpinned pages beyond it. No effect otherwise,
+     * or after the pin ended. The default does nothing. Thread-safe.
+     */
+    default void confirm() {}
+
+    /**
      * The request finished: unpins its pages and marks them used now, as vLLM frees a finished
      * request's blocks to the most recently used end of its free queue (so a session that just ended
      * outlives one that ended earlier, whenever each was routed). Pages still pinned by other
@@ -136,8 +144,11 @@ public interface PrefixIndex {
    * As {@link #insert(BackendId, Prompt)}, and pins the inserted pages (the prompt's whole pages up to
    * the backend's capacity) until the returned pin is released: pinned pages are not evicted. Pins
    * are counted per page, so a prefix shared by several in-flight prompts stays pinned until every
-   * one is released. When every page of the view is pinned, the insert adds its pages anyway: the
-   * view exceeds its capacity, by at most the pages of its in-flight prompts, until releases trim it.
+   * one is released. The pages the insert adds are provisional until the view next changes (another
+   * insert, or a confirmation or end of any pin, settles them): they evict nothing before, so a
+   * request the engine rejects at once and that is {@linkplain Pin#abandon abandoned} before anything
+   * else happens on the backend has pushed no real prefix out of the view. When every page is
+   * pinned, the view exceeds its capacity by the pinned pages until releases trim it.
    *
    * <p>The default implementation inserts without pinning; its pin inserts the prompt again on the
    * first release (the refresh, without the pin) and does nothing when abandoned.

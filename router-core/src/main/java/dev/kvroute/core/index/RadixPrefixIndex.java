@@ -45,6 +45,12 @@ import java.util.concurrent.locks.StampedLock;
  * eviction stays O(1) amortized) and linked back at the most recent end when its count reaches zero.
  * A prompt pins its whole chain from the root, so a pinned page's ancestors are pinned too (with at
  * least its count), and the first unpinned entry from the least recent end is a leaf of its view.
+ * The pages a pinning insert adds are provisional until the view's next change (another insert, a
+ * confirmation or end of any pin): they evict nothing until then, a view's capacity bounding {@code
+ * size - provisional}. So a request the engine rejects at once, and abandons before anything else
+ * happens on the backend, evicts nothing; under load the next routing decision settles the view, as
+ * eviction at routing time did (which predicts the engine's cache better than waiting for the
+ * request's first token: measured in docs/bench.md).
  *
  * <p><b>Memory.</b> Every live node is held by at least one backend and each backend holds at most
  * {@code floor(capacityTokens / pageSizeTokens)} pages (an insert evicts before it adds a page to a
@@ -131,6 +137,7 @@ final class RadixPrefixIndex implements PrefixIndex {
         byOrdinal[view.ordinal] = view;
       }
       view.capacityPages = (int) capacityPages;
+      settle(view);
       trim(view);
       view.shrinkToCapacity();
     } finally {
@@ -336,10 +343,18 @@ final class RadixPrefixIndex implements PrefixIndex {
       if (pages == 0) {
         return Pin.NONE;
       }
+      settle(view);
       long now = now();
       int walked = walkPath(view, p, pages, now, mode);
+      Pin pin = Pin.NONE;
+      if (mode == PIN && walked > 0) {
+        PagePin pagePin = new PagePin(view, p, walked, walkCreated, now);
+        view.provisional = walkCreated;
+        view.provisionalPin = pagePin;
+        pin = pagePin;
+      }
       trim(view);
-      return mode == PIN && walked > 0 ? new PagePin(view, p, walked, walkCreated, now) : Pin.NONE;
+      return pin;
     } finally {
       lock.unlockWrite(stamp);
     }
@@ -381,6 +396,19 @@ final class RadixPrefixIndex implements PrefixIndex {
     }
 
     @Override
+    public void confirm() {
+      long stamp = lock.writeLock();
+      try {
+        if (!released && views.get(view.id) == view && view.provisionalPin == this) {
+          settle(view);
+          trim(view);
+        }
+      } finally {
+        lock.unlockWrite(stamp);
+      }
+    }
+
+    @Override
     public void release() {
       end(false);
     }
@@ -400,6 +428,7 @@ final class RadixPrefixIndex implements PrefixIndex {
         if (views.get(view.id) != view) {
           return;
         }
+        settle(view);
         int kept = pages;
         if (abandoned && created > 0) {
           kept = pages - removeUntouched(view, prompt, pages, created, walkTime);
@@ -554,7 +583,8 @@ final class RadixPrefixIndex implements PrefixIndex {
         if (mode == UNPIN) {
           return d;
         }
-        if (view.size >= view.capacityPages) {
+        // a pinning insert's new pages are provisional: they take no room yet
+        if (mode != PIN && view.size - view.provisional >= view.capacityPages) {
           evictLeastRecent(view, after);
         }
         if (child == 0) {
@@ -639,9 +669,15 @@ final class RadixPrefixIndex implements PrefixIndex {
     return (int) (links >> 32);
   }
 
+  /** Ends the provisional state of the last pinning insert's pages: from now on they count. */
+  private static void settle(View view) {
+    view.provisional = 0;
+    view.provisionalPin = null;
+  }
+
   /** Evicts {@code view}'s least recent unpinned pages while it is over capacity and any are left. */
   private void trim(View view) {
-    while (view.size > view.capacityPages && evictLeastRecent(view, NIL)) {
+    while (view.size - view.provisional > view.capacityPages && evictLeastRecent(view, NIL)) {
       // one page per step
     }
   }
@@ -811,9 +847,11 @@ final class RadixPrefixIndex implements PrefixIndex {
     long bit = 1L << ordinal;
     check(byOrdinal[ordinal] == view, "ordinal %d does not map back to %s", ordinal, view.id);
     check((registered[ordinal >>> 6] & bit) != 0, "ordinal %d not registered", ordinal);
-    check(view.size <= view.capacityPages || view.head == NIL,
-        "%s holds %d pages over capacity %d with unpinned pages left to evict",
-        view.id, view.size, view.capacityPages);
+    check(view.provisional >= 0 && view.provisional <= view.size, "%s has %d provisional pages of %d",
+        view.id, view.provisional, view.size);
+    check(view.size - view.provisional <= view.capacityPages || view.head == NIL,
+        "%s holds %d pages (%d provisional) over capacity %d with unpinned pages left to evict",
+        view.id, view.size, view.provisional, view.capacityPages);
     check(view.entryOf.size() == view.size, "%s entry map has %d entries for size %d",
         view.id, view.entryOf.size(), view.size);
     Map<Integer, Integer> position = new HashMap<>();
@@ -929,6 +967,8 @@ final class RadixPrefixIndex implements PrefixIndex {
     int capacityPages;
     int size;
     int pinned; // entries with pins > 0
+    int provisional; // pages the last pinning insert added, until the view's next change
+    Pin provisionalPin; // that insert's pin
     int head = NIL;
     int tail = NIL;
     long[] links = new long[2 * 16]; // entry e: [2e] = prev << 32 | next, [2e + 1] = time

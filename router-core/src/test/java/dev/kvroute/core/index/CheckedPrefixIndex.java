@@ -71,6 +71,15 @@ final class CheckedPrefixIndex implements PrefixIndex {
     }
     return new Pin() {
       @Override
+      public void confirm() {
+        try {
+          pin.confirm();
+        } finally {
+          delegate.checkInvariants();
+        }
+      }
+
+      @Override
       public void release() {
         try {
           pin.release();

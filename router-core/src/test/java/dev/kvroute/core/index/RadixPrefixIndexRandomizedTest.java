@@ -49,6 +49,7 @@ class RadixPrefixIndexRandomizedTest {
     List<PrefixIndex.Pin> pins = new ArrayList<>();
     List<ReferencePrefixIndex.RefPin> referencePins = new ArrayList<>();
     int pinsAbandoned = 0;
+    int pinsConfirmed = 0;
 
     for (int op = 0; op < operations; op++) {
       List<BackendId> backends = reference.backends();
@@ -67,6 +68,12 @@ class RadixPrefixIndexRandomizedTest {
         BackendId id = backends.get(random.nextInt(backends.size()));
         index.removeBackend(id);
         reference.removeBackend(id);
+      } else if (kind < 13 && !pins.isEmpty()) {
+        // an in-flight request passes its first token: its new pages start to count
+        int i = random.nextInt(pins.size());
+        pins.get(i).confirm();
+        referencePins.get(i).confirm();
+        pinsConfirmed++;
       } else if (kind < 20 && !pins.isEmpty()) {
         // end an in-flight request (served, or abandoned: its new pages are taken back); now and
         // then end one again, either way (must be a no-op)
@@ -139,6 +146,7 @@ class RadixPrefixIndexRandomizedTest {
     assertThat(evictionsSeen).as("the workload must exercise eviction").isGreaterThan(50);
     assertThat(pinsReleased).as("the workload must exercise pins").isGreaterThan(20);
     assertThat(pinsAbandoned).as("the workload must exercise abandoned pins").isGreaterThan(5);
+    assertThat(pinsConfirmed).as("the workload must exercise confirmed pins").isGreaterThan(5);
   }
 
   private static long randomCapacity(SplittableRandom random, int page) {

@@ -391,6 +391,7 @@ class RadixPrefixIndexTest {
   void pinnedPromptSurvivesEvictionPressure() {
     index.addBackend(A, 4 * PAGE);
     PrefixIndex.Pin pin = index.insertAndPin(A, index.prompt(prompt(1, 2)));
+    pin.confirm(); // past its prefill: its pages count against the capacity
     for (int i = 0; i < 10; i++) {
       index.insert(A, prompt(100 + i, 200 + i)); // would have evicted 1,2 by LRU
     }
@@ -404,7 +405,9 @@ class RadixPrefixIndexTest {
   void unpinningMakesPagesEvictableAgainAndTrimsAnOverfullView() {
     index.addBackend(A, 2 * PAGE);
     PrefixIndex.Pin first = index.insertAndPin(A, index.prompt(prompt(1, 2)));
+    first.confirm();
     PrefixIndex.Pin second = index.insertAndPin(A, index.prompt(prompt(3, 4)));
+    second.confirm();
     // everything pinned: the view briefly exceeds its capacity
     assertThat(index.sizeTokens(A)).isEqualTo(4 * PAGE);
     first.release();
@@ -482,8 +485,14 @@ class RadixPrefixIndexTest {
     index.insert(A, prompt(1, 2));
     index.insert(A, prompt(3, 4));
     PrefixIndex.Pin pin = index.insertAndPin(A, index.prompt(prompt(10, 11, 12, 13, 14, 15)));
+    assertThat(index.match(prompt(1, 2)).matched(A)).as("provisional pages evict nothing").isEqualTo(2 * PAGE);
     pin.abandon();
-    assertThat(index.sizeTokens(A)).isZero(); // the insert had evicted both to make room
+    assertThat(index.sizeTokens(A)).isEqualTo(4 * PAGE);
+    assertThat(index.match(prompt(1, 2)).matched(A)).isEqualTo(2 * PAGE);
+    assertThat(index.match(prompt(3, 4)).matched(A)).isEqualTo(2 * PAGE);
+    assertThat(index.match(prompt(10, 11)).matched(A)).isZero();
+    index.removeBackend(A);
+    index.addBackend(A, 4 * PAGE);
     index.insert(A, prompt(1, 2));
     PrefixIndex.Pin kept = index.insertAndPin(A, index.prompt(prompt(1, 2, 20)));
     kept.abandon();
@@ -516,6 +525,24 @@ class RadixPrefixIndexTest {
     index.insert(A, prompt(1, 2));
     index.addBackend(A, 1L << 40); // re-adding re-checks the entry arrays against the capacity
     assertThat(index.match(prompt(1, 2)).matched(A)).isEqualTo(2 * PAGE);
+    index.checkInvariants();
+  }
+
+  @Test
+  void confirmingMakesANewPromptsPagesCountAndEvict() {
+    index.addBackend(A, 4 * PAGE);
+    index.insert(A, prompt(1, 2));
+    index.insert(A, prompt(3, 4));
+    PrefixIndex.Pin pin = index.insertAndPin(A, index.prompt(prompt(5, 6)));
+    assertThat(index.sizeTokens(A)).as("provisional: above capacity").isEqualTo(6 * PAGE);
+    pin.confirm();
+    assertThat(index.sizeTokens(A)).isEqualTo(4 * PAGE);
+    assertThat(index.match(prompt(1, 2)).matched(A)).as("least recent, evicted").isZero();
+    assertThat(index.match(prompt(5, 6)).matched(A)).isEqualTo(2 * PAGE);
+    pin.confirm(); // once only
+    pin.release();
+    pin.confirm(); // after the end: nothing
+    assertThat(index.sizeTokens(A)).isEqualTo(4 * PAGE);
     index.checkInvariants();
   }
 

@@ -20,6 +20,12 @@ final class ReferencePrefixIndex {
   private final Map<BackendId, Long> capacityPages = new LinkedHashMap<>();
   private final Map<BackendId, Map<List<Integer>, Long>> held = new HashMap<>();
   private final Map<BackendId, Map<List<Integer>, Integer>> pins = new HashMap<>();
+  /**
+   * Per backend, the prefixes the last pinning insert added, not counted against the capacity until
+   * the backend's next change, and that insert's pin.
+   */
+  private final Map<BackendId, long[]> provisional = new HashMap<>();
+  private final Map<BackendId, Object> provisionalPin = new HashMap<>();
   private long operation;
 
   ReferencePrefixIndex(int pageSize) {
@@ -30,6 +36,8 @@ final class ReferencePrefixIndex {
     capacityPages.put(backend, capacityTokens / pageSize);
     held.computeIfAbsent(backend, b -> new HashMap<>());
     pins.computeIfAbsent(backend, b -> new HashMap<>());
+    provisional.computeIfAbsent(backend, b -> new long[1]);
+    settle(backend);
     evict(backend);
   }
 
@@ -37,6 +45,13 @@ final class ReferencePrefixIndex {
     capacityPages.remove(backend);
     held.remove(backend);
     pins.remove(backend);
+    provisional.remove(backend);
+    provisionalPin.remove(backend);
+  }
+
+  private void settle(BackendId backend) {
+    provisional.get(backend)[0] = 0;
+    provisionalPin.remove(backend);
   }
 
   void insert(BackendId backend, int[] tokens) {
@@ -45,6 +60,9 @@ final class ReferencePrefixIndex {
 
   /** The pins of one {@link #insertAndPin}. */
   interface RefPin {
+    /** The request's prefill ran: its added prefixes count against the capacity from now on. */
+    void confirm();
+
     /** Unpins once and marks the prefixes used then (a no-op if the backend was removed or re-added). */
     void release();
 
@@ -58,6 +76,19 @@ final class ReferencePrefixIndex {
   /** Inserts and, if {@code pin}, pins the inserted prefixes until the returned pin ends. */
   RefPin insertAndPin(BackendId backend, int[] tokens, boolean pin) {
     long pages = Math.min(tokens.length / pageSize, capacityPages.get(backend));
+    if (pages == 0) {
+      return new RefPin() {
+        @Override
+        public void confirm() {}
+
+        @Override
+        public void release() {}
+
+        @Override
+        public void abandon() {}
+      };
+    }
+    settle(backend);
     long insertOp = ++operation;
     Map<List<Integer>, Long> prefixes = held.get(backend);
     Map<List<Integer>, Integer> counts = pins.get(backend);
@@ -73,9 +104,16 @@ final class ReferencePrefixIndex {
         pinned.add(prefix);
       }
     }
-    evict(backend);
     boolean[] ended = {false};
-    return new RefPin() {
+    RefPin refPin = new RefPin() {
+      @Override
+      public void confirm() {
+        if (!ended[0] && pins.get(backend) == counts && provisionalPin.get(backend) == this) {
+          settle(backend);
+          evict(backend);
+        }
+      }
+
       @Override
       public void release() {
         end(false);
@@ -92,6 +130,7 @@ final class ReferencePrefixIndex {
           return;
         }
         ended[0] = true;
+        settle(backend);
         List<List<Integer>> rest = new ArrayList<>(pinned);
         if (abandoned) {
           for (int i = created.size() - 1; i >= 0; i--) {
@@ -112,6 +151,12 @@ final class ReferencePrefixIndex {
         evict(backend);
       }
     };
+    if (pin) {
+      provisional.get(backend)[0] = created.size();
+      provisionalPin.put(backend, refPin);
+    }
+    evict(backend);
+    return refPin;
   }
 
   long pinnedPages(BackendId backend) {
@@ -153,7 +198,7 @@ final class ReferencePrefixIndex {
   private void evict(BackendId backend) {
     Map<List<Integer>, Long> prefixes = held.get(backend);
     Map<List<Integer>, Integer> counts = pins.get(backend);
-    while (prefixes.size() > capacityPages.get(backend)) {
+    while (prefixes.size() - provisional.get(backend)[0] > capacityPages.get(backend)) {
       List<Integer> victim = null;
       for (Map.Entry<List<Integer>, Long> candidate : prefixes.entrySet()) {
         if (counts.containsKey(candidate.getKey()) || !isLeaf(prefixes, candidate.getKey())) {
