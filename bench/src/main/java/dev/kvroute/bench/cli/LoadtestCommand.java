@@ -5,7 +5,6 @@ import dev.kvroute.bench.load.LoadSettings;
 import dev.kvroute.bench.load.LoadTest;
 import dev.kvroute.bench.load.MeasuredRun;
 import dev.kvroute.bench.report.ReportDocument;
-import dev.kvroute.bench.report.ReportWriter;
 import dev.kvroute.bench.report.RunReport;
 import dev.kvroute.bench.report.Tables;
 import dev.kvroute.bench.trace.MooncakeReplay;
@@ -15,7 +14,6 @@ import dev.kvroute.bench.workload.Workload;
 import dev.kvroute.core.tokenize.PromptTokenizer;
 import dev.kvroute.core.tokenize.Tokenizer;
 import java.net.URI;
-import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -73,14 +71,7 @@ public final class LoadtestCommand implements Callable<Integer> {
   @Option(names = "--timeout", paramLabel = "SECONDS", description = "Wall seconds after which an unfinished request fails (default: ${DEFAULT-VALUE}).")
   long timeoutSeconds = 600;
 
-  @Option(names = "--json", paramLabel = "FILE", description = "Write the figures as JSON (results.json schema).")
-  Path json;
-
-  @Option(names = "--markdown", paramLabel = "FILE", description = "Write the table as Markdown.")
-  Path markdown;
-
-  @Option(names = "--html", paramLabel = "FILE", description = "Write an HTML page with the table and per-replica prefill bars.")
-  Path html;
+  @Mixin ReportFiles reports;
 
   @Mixin SeedWorkloadOptions.SeedOrTrace seedOptions;
 
@@ -98,7 +89,7 @@ public final class LoadtestCommand implements Callable<Integer> {
       return MooncakeCommands.loadtest(
           mooncakeOptions.config(seedOptions.config()), mooncakeOptions.tracePath(), policyOptions.policies(), policies,
           target, engines, label, model, timeScale, Duration.ofSeconds(timeoutSeconds), !noWarmUp,
-          Math.max(1, Runtime.getRuntime().availableProcessors()), new MooncakeCommands.Outputs(json, markdown, html));
+          Math.max(1, Runtime.getRuntime().availableProcessors()), reports);
     }
     if (!SeedWorkload.NAME.equals(workload)) {
       System.err.println("kvroute loadtest: --workload " + workload + " (expected: seed or mooncake)");
@@ -129,15 +120,7 @@ public final class LoadtestCommand implements Callable<Integer> {
       System.out.println(n);
     }
     ReportDocument doc = new ReportDocument("kvroute loadtest: " + w.name() + " workload", notes, report, null);
-    if (json != null) {
-      ReportWriter.write(json, ReportWriter.json(report));
-    }
-    if (markdown != null) {
-      ReportWriter.write(markdown, ReportWriter.markdown(doc));
-    }
-    if (html != null) {
-      ReportWriter.write(html, ReportWriter.html(doc));
-    }
+    reports.write(doc);
     return run.load().errors() == 0 ? 0 : 1;
   }
 

@@ -7,7 +7,6 @@ import dev.kvroute.bench.load.MeasuredRun;
 import dev.kvroute.bench.report.Agreement;
 import dev.kvroute.bench.report.PolicyFigures;
 import dev.kvroute.bench.report.ReportDocument;
-import dev.kvroute.bench.report.ReportWriter;
 import dev.kvroute.bench.report.RunReport;
 import dev.kvroute.bench.report.Tables;
 import dev.kvroute.bench.sim.OpenLoopSimulator;
@@ -54,13 +53,10 @@ final class MooncakeCommands {
 
   private MooncakeCommands() {}
 
-  /** Where the reports go; any may be {@code null}. */
-  record Outputs(Path json, Path markdown, Path html) {}
-
   /** {@code simulate --workload mooncake}: every policy of {@code names} in virtual time. */
   static int simulate(
       MooncakeConfig config, Path tracePath, SimPolicies policies, List<String> names, int threads,
-      boolean diagnostics, Outputs outputs) throws IOException {
+      boolean diagnostics, ReportFiles outputs) throws IOException {
     long t0 = System.nanoTime();
     PromptTokenizer tokenizer = PromptTokenizer.create(Tokenizer.defaultTokenizer());
     MooncakeWorkload w = load(config, tracePath, tokenizer);
@@ -85,7 +81,7 @@ final class MooncakeCommands {
             predictedOverActual(r), r.details().makespanSeconds());
       }
     }
-    write(outputs, new ReportDocument("kvroute simulate: Mooncake conversation trace", notes, sim.report(), null));
+    outputs.write(new ReportDocument("kvroute simulate: Mooncake conversation trace", notes, sim.report(), null));
     return 0;
   }
 
@@ -96,7 +92,7 @@ final class MooncakeCommands {
    */
   static int loadtest(
       MooncakeConfig config, Path tracePath, SimPolicies policies, List<String> names, URI target, List<URI> engines,
-      String label, String model, double timeScale, Duration timeout, boolean warmUp, int threads, Outputs outputs)
+      String label, String model, double timeScale, Duration timeout, boolean warmUp, int threads, ReportFiles outputs)
       throws IOException, InterruptedException {
     long t0 = System.nanoTime();
     PromptTokenizer tokenizer = MockEngineServer.sharedPromptTokenizer(Tokenizer.DEFAULT_ENCODING);
@@ -176,7 +172,7 @@ final class MooncakeCommands {
             Locale.ROOT, "Wall time: %.0f s in total, %.0f s of it the real runs%s.", wall, realWall,
             warmUp ? " (warm-up included)" : ""));
     notes.forEach(out::println);
-    write(outputs, new ReportDocument("kvroute loadtest: Mooncake conversation trace", notes, measured, sim.report()));
+    outputs.write(new ReportDocument("kvroute loadtest: Mooncake conversation trace", notes, measured, sim.report()));
     return runs.stream().anyMatch(r -> r.load().errors() > 0) ? 1 : 0;
   }
 
@@ -308,18 +304,6 @@ final class MooncakeCommands {
   private static double predictedOverActual(OpenLoopSimulator.Result r) {
     long actual = r.details().actualCachedTokens();
     return actual == 0 ? 0 : (double) r.details().predictedCachedTokens() / actual;
-  }
-
-  private static void write(Outputs o, ReportDocument doc) {
-    if (o.json() != null) {
-      ReportWriter.write(o.json(), ReportWriter.json(doc.run()));
-    }
-    if (o.markdown() != null) {
-      ReportWriter.write(o.markdown(), ReportWriter.markdown(doc));
-    }
-    if (o.html() != null) {
-      ReportWriter.write(o.html(), ReportWriter.html(doc));
-    }
   }
 
   private static String trim(double v) {

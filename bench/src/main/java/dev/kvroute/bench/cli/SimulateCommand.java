@@ -1,7 +1,6 @@
 package dev.kvroute.bench.cli;
 
 import dev.kvroute.bench.report.ReportDocument;
-import dev.kvroute.bench.report.ReportWriter;
 import dev.kvroute.bench.report.RunReport;
 import dev.kvroute.bench.report.Tables;
 import dev.kvroute.bench.sim.SimDiagnostics;
@@ -15,7 +14,6 @@ import dev.kvroute.core.tokenize.PromptTokenizer;
 import dev.kvroute.core.tokenize.SingleTokenVocabulary;
 import dev.kvroute.core.tokenize.Tokenizer;
 import java.io.PrintStream;
-import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
@@ -53,14 +51,7 @@ public final class SimulateCommand implements Callable<Integer> {
   @Option(names = "--threads", paramLabel = "N", description = "Policies simulated at once (default: ${DEFAULT-VALUE}).")
   int threads = Math.max(1, Math.min(4, Runtime.getRuntime().availableProcessors()));
 
-  @Option(names = "--json", paramLabel = "FILE", description = "Write the figures as JSON (results.json schema).")
-  Path json;
-
-  @Option(names = "--markdown", paramLabel = "FILE", description = "Write the table as Markdown.")
-  Path markdown;
-
-  @Option(names = "--html", paramLabel = "FILE", description = "Write an HTML page with the table and per-replica prefill bars.")
-  Path html;
+  @Mixin ReportFiles reports;
 
   @Option(names = "--diagnostics", description = "Also print each policy's rules, requests per replica and index accuracy.")
   boolean diagnostics;
@@ -76,7 +67,7 @@ public final class SimulateCommand implements Callable<Integer> {
     if (MooncakeWorkload.NAME.equals(workload)) {
       return MooncakeCommands.simulate(
           mooncakeOptions.config(seedOptions.config()), mooncakeOptions.tracePath(), policyOptions.policies(),
-          withReferences(policies), threads, diagnostics, new MooncakeCommands.Outputs(json, markdown, html));
+          withReferences(policies), threads, diagnostics, reports);
     }
     if (!SeedWorkload.NAME.equals(workload)) {
       System.err.println("kvroute simulate: --workload " + workload + " (expected: seed or mooncake)");
@@ -115,15 +106,7 @@ public final class SimulateCommand implements Callable<Integer> {
     }
     ReportDocument doc =
         new ReportDocument("kvroute simulate: " + w.name() + " workload", notes, report, null);
-    if (json != null) {
-      ReportWriter.write(json, ReportWriter.json(report));
-    }
-    if (markdown != null) {
-      ReportWriter.write(markdown, ReportWriter.markdown(doc));
-    }
-    if (html != null) {
-      ReportWriter.write(html, ReportWriter.html(doc));
-    }
+    reports.write(doc);
     return 0;
   }
 

@@ -10,12 +10,9 @@ import dev.kvroute.bench.report.PolicyFigures;
 import dev.kvroute.bench.report.Tables;
 import dev.kvroute.bench.sim.SimPolicies;
 import dev.kvroute.bench.workload.SeedWorkloadConfig;
-import io.netty.util.ResourceLeakDetector;
 import java.io.PrintStream;
 import java.util.List;
 import java.util.Locale;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -40,23 +37,11 @@ import org.junit.jupiter.api.Test;
  * order of magnitude, so this test turns leak detection off while it runs; leaks in the proxy and
  * the engine are checked by their own integration tests.
  */
+@org.junit.jupiter.api.extension.ExtendWith(dev.kvroute.bench.LeakDetectionOff.class)
 class SimulatorAgreesWithRealRunIT {
   static final SeedWorkloadConfig REDUCED =
       new SeedWorkloadConfig(
           8, 4, 5, 6_000, 0.5, 4, 0, 4, 4, 300, 0.5, 40, 0.6, 1, 5, 6_000, 0.02, 30, 16, 42);
-
-  private static ResourceLeakDetector.Level previousLevel;
-
-  @BeforeAll
-  static void timingNotLeakHunting() {
-    previousLevel = ResourceLeakDetector.getLevel();
-    ResourceLeakDetector.setLevel(ResourceLeakDetector.Level.DISABLED);
-  }
-
-  @AfterAll
-  static void restoreLeakDetection() {
-    ResourceLeakDetector.setLevel(previousLevel);
-  }
 
   @Test
   void everyPolicyAgreesWithTheSimulator() throws Exception {

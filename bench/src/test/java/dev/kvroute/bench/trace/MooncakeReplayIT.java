@@ -15,13 +15,10 @@ import dev.kvroute.core.tokenize.PromptTokenizer;
 import dev.kvroute.core.tokenize.SingleTokenVocabulary;
 import dev.kvroute.core.tokenize.Tokenizer;
 import dev.kvroute.engine.server.MockEngineServer;
-import io.netty.util.ResourceLeakDetector;
 import java.nio.file.Files;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -38,20 +35,8 @@ import org.junit.jupiter.api.Test;
  * in the seed agreement test): paranoid detection slows the path tenfold, and leaks are the proxy's
  * and the engine's own tests' business.
  */
+@org.junit.jupiter.api.extension.ExtendWith(dev.kvroute.bench.LeakDetectionOff.class)
 class MooncakeReplayIT {
-  private static ResourceLeakDetector.Level previousLevel;
-
-  @BeforeAll
-  static void timingNotLeakHunting() {
-    previousLevel = ResourceLeakDetector.getLevel();
-    ResourceLeakDetector.setLevel(ResourceLeakDetector.Level.DISABLED);
-  }
-
-  @AfterAll
-  static void restoreLeakDetection() {
-    ResourceLeakDetector.setLevel(previousLevel);
-  }
-
   @Test
   void aRealReplayOfATraceSliceAgreesWithTheSimulator() throws Exception {
     assumeThat(Files.exists(MooncakeTraceTest.SHARED_TRACE)).as("shared trace present").isTrue();

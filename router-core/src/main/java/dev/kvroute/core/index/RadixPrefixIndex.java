@@ -397,6 +397,11 @@ final class RadixPrefixIndex implements PrefixIndex {
 
     @Override
     public void confirm() {
+      if (view.provisionalPin != this) {
+        // the usual case under load: a later change already settled the view; no write lock taken
+        // (an unsynchronized read: a stale answer either way only delays the settling to that change)
+        return;
+      }
       long stamp = lock.writeLock();
       try {
         if (!released && views.get(view.id) == view && view.provisionalPin == this) {
