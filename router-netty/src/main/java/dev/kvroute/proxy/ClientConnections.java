@@ -4,6 +4,7 @@ import io.netty.channel.Channel;
 import io.netty.channel.group.ChannelGroup;
 import io.netty.channel.group.DefaultChannelGroup;
 import io.netty.util.concurrent.GlobalEventExecutor;
+import java.time.Duration;
 
 /**
  * The proxy's open client connections, and whether it is draining: shutting down gracefully, so
@@ -49,5 +50,13 @@ final class ClientConnections {
     for (Channel ch : channels) {
       ch.eventLoop().execute(() -> ch.pipeline().fireUserEventTriggered(DRAIN));
     }
+  }
+
+  /**
+   * Closes every open connection, aborting the requests in progress on them (each one's upstream
+   * request is closed by its exchange), and waits up to {@code timeout} for the closes to complete.
+   */
+  void closeAll(Duration timeout) {
+    channels.close().awaitUninterruptibly(timeout.toMillis());
   }
 }

@@ -312,6 +312,9 @@ public final class KvrouteServer implements AutoCloseable {
     if (adminChannel != null) {
       adminChannel.close().awaitUninterruptibly();
     }
+    // abort what is in flight while the loops still run, so each exchange closes its upstream
+    // request and ends its lease (the loops' own shutdown would only close the sockets)
+    context.clients().closeAll(Duration.ofSeconds(5));
     pool.close();
     bodyWorkers.shutdownNow();
     boss.shutdownGracefully(0, 2, TimeUnit.SECONDS);
