@@ -148,7 +148,7 @@ class RouterCoreTest {
     BackendId home = first.decision().backend();
     int prompt1 = first.promptTokens().length;
     assertThat(index.sizeTokens(home)).isEqualTo(prompt1 / PAGE * PAGE);
-    assertThat(loads.load(home)).isEqualTo(new BackendLoad(1, prompt1, 1, 0, -1, -1));
+    assertThat(loads.load(home)).isEqualTo(new BackendLoad(1, prompt1, 1, 0));
     first.lease().firstToken();
     first.lease().release();
 
@@ -162,7 +162,7 @@ class RouterCoreTest {
     assertThat(loads.load(home).inFlightPrefillTokens())
         .isEqualTo(second.promptTokens().length - second.predictedCachedTokens());
     second.lease().release();
-    assertThat(loads.load(home)).isEqualTo(new BackendLoad(0, 0, 0, 0, -1, -1));
+    assertThat(loads.load(home)).isEqualTo(new BackendLoad(0, 0, 0, 0));
   }
 
   @Test

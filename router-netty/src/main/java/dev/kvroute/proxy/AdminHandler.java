@@ -179,6 +179,13 @@ final class AdminHandler extends SimpleChannelInboundHandler<FullHttpRequest> {
     n.put("prefillingRequests", l.prefillingRequests());
     n.put("activeDecodes", l.activeDecodes());
     n.put("inFlightPrefillTokens", l.inFlightPrefillTokens());
+    n.put("foreignRequests", l.foreignRequests());
+    n.put("foreignWaiting", l.foreignWaiting());
+    if (l.engineKvUsage() >= 0) {
+      n.put("engineKvUsage", l.engineKvUsage());
+    } else {
+      n.putNull("engineKvUsage");
+    }
     return n;
   }
 

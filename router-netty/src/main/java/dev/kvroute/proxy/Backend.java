@@ -2,6 +2,7 @@ package dev.kvroute.proxy;
 
 import dev.kvroute.core.BackendId;
 import dev.kvroute.proxy.config.BackendConfig;
+import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
  * A backend as the proxy tracks it: its configuration, health (from active checks), circuit
@@ -17,6 +18,7 @@ final class Backend {
   private volatile boolean healthy = true;
   private volatile double engineStartSeconds = Double.NaN;
   private volatile boolean metricsRead;
+  private final AtomicBoolean loadScrapeRunning = new AtomicBoolean();
   private volatile boolean removed;
   private volatile long capacityTokens;
   private volatile boolean capacityKnown;
@@ -80,6 +82,15 @@ final class Backend {
   }
 
   /** Whether the engine's {@code /metrics} has been read since it was added (or last unreadable). */
+  /** Marks an engine-load scrape as started; {@code false} if the last one has not ended. */
+  boolean startLoadScrape() {
+    return loadScrapeRunning.compareAndSet(false, true);
+  }
+
+  void endLoadScrape() {
+    loadScrapeRunning.set(false);
+  }
+
   boolean metricsRead() {
     return metricsRead;
   }

@@ -3,6 +3,8 @@ package dev.kvroute.proxy;
 import dev.kvroute.core.BackendId;
 import dev.kvroute.core.RouterCore;
 import dev.kvroute.core.Ticker;
+import dev.kvroute.core.load.BackendLoad;
+import dev.kvroute.core.load.EngineLoad;
 import dev.kvroute.proxy.config.BackendConfig;
 import dev.kvroute.proxy.config.ProxyConfig;
 import java.util.ArrayList;
@@ -121,6 +123,26 @@ final class BackendRegistry {
         return;
       }
       core.index().forget(b.id());
+    }
+  }
+
+  /** The router's own load on {@code b} now (sent along with an engine-load scrape). */
+  BackendLoad load(Backend b) {
+    return core.loads().load(b.id());
+  }
+
+  /**
+   * What {@code b}'s engine reported of its load ({@code null}: the scrape failed or had no load
+   * gauges, so the last report is dropped); {@code asked} is the router's own load when it was sent.
+   */
+  void engineLoad(Backend b, EngineLoad reported, BackendLoad asked) {
+    if (b.removed()) {
+      return;
+    }
+    if (reported == null) {
+      core.loads().clearEngine(b.id());
+    } else {
+      core.loads().reportEngine(b.id(), reported, asked);
     }
   }
 

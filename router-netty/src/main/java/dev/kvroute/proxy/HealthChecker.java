@@ -1,5 +1,7 @@
 package dev.kvroute.proxy;
 
+import dev.kvroute.core.load.BackendLoad;
+import dev.kvroute.core.load.EngineLoad;
 import dev.kvroute.proxy.config.HealthCheckConfig;
 import io.netty.channel.EventLoop;
 import java.lang.System.Logger.Level;
@@ -30,7 +32,19 @@ import java.util.regex.Pattern;
  * process collector, in vLLM's exposition) changed, or is missing, or was never read, the backend's
  * view in the index is forgotten; the capacity is read again too. A restart quicker than
  * {@code unhealthyThreshold} probes goes unnoticed, and the view ages out as the engine's cache
- * refills.
+ * refills, unless engine load is scraped (below).
+ *
+ * <p>Every {@code healthCheck.engineLoadInterval} (default 1 s; {@code 0} = off) each backend's
+ * {@code /metrics} is scraped for the engine's own load gauges, fed to the load tracker together with
+ * the router's own counts taken when the scrape was sent ({@link
+ * dev.kvroute.core.load.LoadTracker#reportEngine}): vLLM's {@code vllm:num_requests_running},
+ * {@code vllm:num_requests_waiting}, {@code vllm:kv_cache_usage_perc} (or the older
+ * {@code vllm:gpu_cache_usage_perc}), else SGLang's {@code sglang:num_running_reqs},
+ * {@code sglang:num_queue_reqs}, {@code sglang:token_usage}; series with several label sets (data
+ * parallel engines) are summed, KV usage averaged. A failed scrape, or an exposition without these
+ * gauges, drops the report (no foreign load is assumed). A scrape still running when the next is due
+ * is not doubled. The same scrape reads {@code process_start_time_seconds}: when it changes, the
+ * engine restarted, however quickly, and the backend's index view is forgotten.
  *
  * <p>Thread-safe: probe results are applied on one event loop.
  */
@@ -48,6 +62,7 @@ final class HealthChecker implements AutoCloseable {
   private final ControlClient control;
   private final EventLoop loop;
   private ScheduledFuture<?> task;
+  private ScheduledFuture<?> loadTask;
 
   HealthChecker(HealthCheckConfig config, BackendRegistry backends, ControlClient control, EventLoop loop) {
     this.config = config;
@@ -61,6 +76,10 @@ final class HealthChecker implements AutoCloseable {
     if (config.enabled()) {
       long interval = config.interval().toNanos();
       task = loop.scheduleAtFixedRate(this::probeAll, interval, interval, TimeUnit.NANOSECONDS);
+    }
+    if (config.engineLoadEnabled()) {
+      long interval = config.engineLoadInterval().toNanos();
+      loadTask = loop.scheduleAtFixedRate(this::scrapeAll, 0, interval, TimeUnit.NANOSECONDS);
     }
   }
 
@@ -95,6 +114,117 @@ final class HealthChecker implements AutoCloseable {
         }
       }
     }));
+  }
+
+  private void scrapeAll() {
+    for (Backend b : backends.all()) {
+      try {
+        scrapeLoad(b);
+      } catch (RuntimeException e) {
+        LOG.log(Level.WARNING, "backend " + b.id() + ": load scrape failed to start: " + e);
+      }
+    }
+  }
+
+  /** Scrapes {@code b}'s engine load and start time (see the class doc). */
+  private void scrapeLoad(Backend b) {
+    if (b.removed() || !b.startLoadScrape()) {
+      return;
+    }
+    BackendLoad asked = backends.load(b);
+    Duration timeout = config.timeout().compareTo(config.engineLoadInterval()) < 0
+        ? config.timeout() : config.engineLoadInterval();
+    control.get(b.config(), "/metrics", null, timeout).whenComplete((r, e) -> loop.execute(() -> {
+      b.endLoadScrape();
+      if (e != null || !r.ok()) {
+        backends.engineLoad(b, null, asked);
+        return;
+      }
+      String text = new String(r.body(), StandardCharsets.UTF_8);
+      backends.engineLoad(b, parseEngineLoad(text), asked);
+      double started = parseStartSeconds(text);
+      double known = b.engineStartSeconds();
+      if (b.metricsRead() && !Double.isNaN(started) && !Double.isNaN(known) && started != known) {
+        backends.cacheLost(b);
+        LOG.log(Level.INFO, "backend {0}: engine restarted (process_start_time_seconds {1} -> {2}); "
+            + "its index view is forgotten", b.id(), String.valueOf(known), String.valueOf(started));
+      }
+      if (!Double.isNaN(started)) {
+        b.engineStartSeconds(started);
+        b.metricsRead(true);
+      }
+    }));
+  }
+
+  /**
+   * The engine's load gauges from a Prometheus text exposition (vLLM's names, else SGLang's; see the
+   * class doc), or {@code null} when it has neither running nor waiting gauge.
+   */
+  static EngineLoad parseEngineLoad(String metricsText) {
+    // running, waiting, KV usage, KV usage under vLLM's deprecated name: sums and series counts
+    double[] vllm = new double[4];
+    int[] vllmSeen = new int[4];
+    double[] sglang = new double[4];
+    int[] sglangSeen = new int[4];
+    for (String line : metricsText.split("\n")) {
+      if (line.isEmpty() || line.charAt(0) == '#') {
+        continue;
+      }
+      int brace = line.indexOf('{');
+      int space = line.indexOf(' ');
+      int nameEnd = brace >= 0 && (space < 0 || brace < space) ? brace : space;
+      if (nameEnd <= 0) {
+        continue;
+      }
+      String name = line.substring(0, nameEnd);
+      int slot = switch (name) {
+        case "vllm:num_requests_running", "sglang:num_running_reqs" -> 0;
+        case "vllm:num_requests_waiting", "sglang:num_queue_reqs" -> 1;
+        case "vllm:kv_cache_usage_perc", "sglang:token_usage" -> 2;
+        case "vllm:gpu_cache_usage_perc" -> 3;
+        default -> -1;
+      };
+      double v = slot < 0 ? Double.NaN : sampleValue(line, nameEnd);
+      if (!(v >= 0) || Double.isInfinite(v)) {
+        continue;
+      }
+      boolean sg = name.startsWith("sglang:");
+      (sg ? sglang : vllm)[slot] += v;
+      (sg ? sglangSeen : vllmSeen)[slot]++;
+    }
+    if (vllmSeen[0] + vllmSeen[1] > 0) {
+      return engineLoad(vllm, vllmSeen);
+    }
+    if (sglangSeen[0] + sglangSeen[1] > 0) {
+      return engineLoad(sglang, sglangSeen);
+    }
+    return null;
+  }
+
+  private static EngineLoad engineLoad(double[] sums, int[] seen) {
+    int kvSlot = seen[2] > 0 ? 2 : 3;
+    double kv = seen[kvSlot] == 0 ? -1 : Math.min(1, sums[kvSlot] / seen[kvSlot]);
+    return new EngineLoad((int) Math.min(Integer.MAX_VALUE, Math.round(sums[0])),
+        (int) Math.min(Integer.MAX_VALUE, Math.round(sums[1])), kv);
+  }
+
+  /** The value of a sample line {@code name[{labels}] value [timestamp]}, or NaN if unreadable. */
+  private static double sampleValue(String line, int nameEnd) {
+    int from = nameEnd;
+    if (line.charAt(nameEnd) == '{') {
+      from = line.lastIndexOf('}');
+      if (from < 0) {
+        return Double.NaN;
+      }
+      from++;
+    }
+    String rest = line.substring(from).trim();
+    int sp = rest.indexOf(' ');
+    try {
+      return Double.parseDouble(sp < 0 ? rest : rest.substring(0, sp));
+    } catch (NumberFormatException e) {
+      return Double.NaN;
+    }
   }
 
   /** After {@code b} recovered: forgets its index view if its engine restarted (see the class doc). */
@@ -178,6 +308,9 @@ final class HealthChecker implements AutoCloseable {
   public void close() {
     if (task != null) {
       task.cancel(false);
+    }
+    if (loadTask != null) {
+      loadTask.cancel(false);
     }
   }
 }

@@ -215,6 +215,13 @@ final class ProxyMetrics {
     meters.add(Gauge.builder("kvroute.backend.prefilling", core, c -> c.loads().load(id).prefillingRequests())
         .description("Requests routed to the backend and not yet past their first token")
         .baseUnit("requests").tags(tags).register(registry));
+    meters.add(Gauge.builder("kvroute.backend.foreign", core, c -> c.loads().load(id).foreignRequests())
+        .description("Requests the engine last reported running or waiting beyond this router's own "
+            + "(other routers, direct clients); 0 unless engine load is scraped")
+        .baseUnit("requests").tags(tags).register(registry));
+    meters.add(Gauge.builder("kvroute.backend.engine.kv.usage", core, c -> c.loads().load(id).engineKvUsage())
+        .description("KV cache usage 0..1 the engine last reported (vllm:kv_cache_usage_perc); -1 when unknown")
+        .tags(tags).register(registry));
     meters.add(Gauge.builder("kvroute.backend.healthy", backend, b -> b.healthy() ? 1 : 0)
         .description("1 when the backend passes its active health checks")
         .tags(tags).register(registry));

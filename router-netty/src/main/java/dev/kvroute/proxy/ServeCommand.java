@@ -230,6 +230,11 @@ public final class ServeCommand implements Callable<Integer> {
   @Option(names = "--health-healthy-threshold", paramLabel = "N", description = "Good probes that mark it healthy again (default 2).")
   Integer healthHealthyThreshold;
 
+  @YamlKey("healthCheck.engineLoadInterval")
+  @Option(names = "--engine-load-interval", paramLabel = "DUR",
+      description = "Time between scrapes of each engine's /metrics for its own load and start time; 0s = off (default 1s).")
+  String engineLoadInterval;
+
   @YamlKey("pool.idleTimeout")
   @Option(names = "--pool-idle-timeout", paramLabel = "DUR", description = "Close pooled connections idle this long (default 4s).")
   String poolIdleTimeout;

@@ -42,7 +42,7 @@ final class EngineRestartIT {
 
   private static KvrouteServer router(MockEngineServer engine) {
     return KvrouteServer.start(ProxyConfig.defaults().withPort(0).withAdminPort(-1).withPolicy("cache-aware")
-        .withHealthCheck(new HealthCheckConfig(true, "/health", Duration.ofMillis(100), Duration.ofMillis(500), 1, 1))
+        .withHealthCheck(new HealthCheckConfig(true, "/health", Duration.ofMillis(100), Duration.ofMillis(500), 1, 1, Duration.ZERO))
         .withBackendUrls(List.of(URI.create(engine.url()))));
   }
 
@@ -106,7 +106,7 @@ final class EngineRestartIT {
     try (MockEngineServer engine = MockEngineServer.start(engine(0));
         KvrouteServer router = KvrouteServer.start(ProxyConfig.defaults().withPort(0).withAdminPort(-1)
             .withPolicy("cache-aware")
-            .withHealthCheck(new HealthCheckConfig(true, "/health", Duration.ofMillis(100), Duration.ofMillis(500), 1, 1))
+            .withHealthCheck(new HealthCheckConfig(true, "/health", Duration.ofMillis(100), Duration.ofMillis(500), 1, 1, Duration.ZERO))
             .withBackends(List.of(new dev.kvroute.proxy.config.BackendConfig(URI.create(engine.url()), null, 100_000))))) {
       outageWithoutRestartKeepsTheView(router, router.backends().get(0), engine);
     }

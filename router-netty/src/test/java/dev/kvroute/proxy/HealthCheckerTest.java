@@ -2,6 +2,7 @@ package dev.kvroute.proxy;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.kvroute.core.load.EngineLoad;
 import org.junit.jupiter.api.Test;
 
 final class HealthCheckerTest {
@@ -33,5 +34,43 @@ final class HealthCheckerTest {
         + "vllm:num_requests_running{engine=\"0\"} 0.0\n";
     assertThat(HealthChecker.parseStartSeconds(text)).isEqualTo(1.76439185734e9);
     assertThat(HealthChecker.parseStartSeconds("vllm:num_requests_running 0.0\n")).isNaN();
+  }
+
+  @Test
+  void engineLoadFromVllmGaugesSummedOverDataParallelEngines() {
+    String text = "# HELP vllm:num_requests_running Number of requests in model execution batches.\n"
+        + "# TYPE vllm:num_requests_running gauge\n"
+        + "vllm:num_requests_running{engine=\"0\",model_name=\"m\"} 3.0\n"
+        + "vllm:num_requests_running{engine=\"1\",model_name=\"m\"} 2.0\n"
+        + "vllm:num_requests_waiting{engine=\"0\",model_name=\"m\"} 7.0 1764391857340\n"
+        + "vllm:num_requests_waiting{engine=\"1\",model_name=\"m\"} 0.0\n"
+        + "vllm:gpu_cache_usage_perc{engine=\"0\",model_name=\"m\"} 0.9\n"
+        + "vllm:kv_cache_usage_perc{engine=\"0\",model_name=\"m\"} 0.5\n"
+        + "vllm:kv_cache_usage_perc{engine=\"1\",model_name=\"m\"} 0.25\n"
+        + "vllm:num_requests_running_total 99\n";
+    assertThat(HealthChecker.parseEngineLoad(text)).isEqualTo(new EngineLoad(5, 7, 0.375));
+  }
+
+  @Test
+  void engineLoadFallsBackToTheDeprecatedKvGaugeAndToSglangNames() {
+    assertThat(HealthChecker.parseEngineLoad(
+        "vllm:num_requests_running 1\nvllm:num_requests_waiting 0\nvllm:gpu_cache_usage_perc 0.75\n"))
+        .isEqualTo(new EngineLoad(1, 0, 0.75));
+    assertThat(HealthChecker.parseEngineLoad("vllm:num_requests_waiting 4\n")).isEqualTo(new EngineLoad(0, 4, -1));
+    assertThat(HealthChecker.parseEngineLoad("sglang:num_running_reqs{model_name=\"m\",tp_rank=\"0\"} 12.0\n"
+        + "sglang:num_queue_reqs{model_name=\"m\",tp_rank=\"0\"} 3.0\n"
+        + "sglang:token_usage{model_name=\"m\",tp_rank=\"0\"} 0.62\n"))
+        .isEqualTo(new EngineLoad(12, 3, 0.62));
+  }
+
+  @Test
+  void noEngineLoadInOtherExpositionsOrUnreadableValues() {
+    assertThat(HealthChecker.parseEngineLoad("")).isNull();
+    assertThat(HealthChecker.parseEngineLoad("process_start_time_seconds 1.7e9\nhttp_requests_total 5\n")).isNull();
+    assertThat(HealthChecker.parseEngineLoad("vllm:num_requests_running{engine=\"0\" NaN\n"
+        + "vllm:num_requests_waiting -3\nvllm:num_requests_running abc\n")).isNull();
+    // a value over 1 is clamped; +Inf and NaN are skipped
+    assertThat(HealthChecker.parseEngineLoad("vllm:num_requests_running +Inf\nvllm:num_requests_waiting 2\n"
+        + "vllm:kv_cache_usage_perc 1.2\n")).isEqualTo(new EngineLoad(0, 2, 1.0));
   }
 }

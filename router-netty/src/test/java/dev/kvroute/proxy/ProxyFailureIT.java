@@ -38,7 +38,7 @@ final class ProxyFailureIT {
 
   static ProxyConfig base(String policy, List<URI> backends) {
     return ProxyConfig.defaults().withPort(0).withAdminPort(-1).withPolicy(policy)
-        .withHealthCheck(new HealthCheckConfig(true, "/health", Duration.ofMillis(100), Duration.ofSeconds(1), 2, 1))
+        .withHealthCheck(new HealthCheckConfig(true, "/health", Duration.ofMillis(100), Duration.ofSeconds(1), 2, 1, Duration.ZERO))
         .withBackendUrls(backends);
   }
 
@@ -136,7 +136,7 @@ final class ProxyFailureIT {
     try (DeadPort deadPort = new DeadPort();
         FakeBackend good = new FakeBackend("good");
         KvrouteServer router = KvrouteServer.start(base("round-robin", List.of(deadPort.uri, good.uri()))
-            .withHealthCheck(new HealthCheckConfig(false, "/health", Duration.ofSeconds(5), Duration.ofSeconds(1), 2, 1))
+            .withHealthCheck(new HealthCheckConfig(false, "/health", Duration.ofSeconds(5), Duration.ofSeconds(1), 2, 1, Duration.ZERO))
             .withCircuitBreaker(new CircuitBreakerConfig(true, 2, Duration.ofSeconds(30), 1)))) {
       for (int i = 0; i < 6; i++) {
         HttpResponse<String> r = post(router, "/v1/completions", "{\"prompt\":\"p" + i + "\"}");
@@ -155,7 +155,7 @@ final class ProxyFailureIT {
     try (FakeBackend breaking = new FakeBackend("breaking");
         FakeBackend good = new FakeBackend("good");
         KvrouteServer router = KvrouteServer.start(base("round-robin", List.of(breaking.uri(), good.uri()))
-            .withHealthCheck(new HealthCheckConfig(false, "/health", Duration.ofSeconds(5), Duration.ofSeconds(1), 2, 1))
+            .withHealthCheck(new HealthCheckConfig(false, "/health", Duration.ofSeconds(5), Duration.ofSeconds(1), 2, 1, Duration.ZERO))
             .withCircuitBreaker(new CircuitBreakerConfig(true, 2, Duration.ofSeconds(30), 1)))) {
       String stream = "{\"messages\":[{\"role\":\"user\",\"content\":\"hi\"}],\"stream\":true}";
       // the breaking backend answers 200 and closes after the first event, every time
@@ -183,7 +183,7 @@ final class ProxyFailureIT {
     try (DeadPort dead1 = new DeadPort();
         DeadPort dead2 = new DeadPort();
         KvrouteServer router = KvrouteServer.start(base("round-robin", List.of(dead1.uri, dead2.uri))
-        .withHealthCheck(new HealthCheckConfig(true, "/health", Duration.ofMillis(100), Duration.ofMillis(500), 2, 1)))) {
+        .withHealthCheck(new HealthCheckConfig(true, "/health", Duration.ofMillis(100), Duration.ofMillis(500), 2, 1, Duration.ZERO)))) {
       HttpResponse<String> first = post(router, "/v1/completions", "{\"prompt\":\"p\"}");
       assertThat(first.statusCode()).isIn(502, 503);
       await().atMost(Duration.ofSeconds(3)).until(() -> http.send(HttpRequest.newBuilder(router.uri().resolve("/ready")).build(),
@@ -199,7 +199,7 @@ final class ProxyFailureIT {
     try (DeadPort dead1 = new DeadPort();
         DeadPort dead2 = new DeadPort();
         KvrouteServer router = KvrouteServer.start(base("round-robin", List.of(dead1.uri, dead2.uri))
-        .withHealthCheck(new HealthCheckConfig(false, "/health", Duration.ofSeconds(5), Duration.ofSeconds(1), 2, 1)))) {
+        .withHealthCheck(new HealthCheckConfig(false, "/health", Duration.ofSeconds(5), Duration.ofSeconds(1), 2, 1, Duration.ZERO)))) {
       HttpResponse<String> r = post(router, "/v1/completions", "{\"prompt\":\"p\"}");
       assertThat(r.statusCode()).isEqualTo(502);
       assertThat(r.body()).contains("cannot connect").contains("BadGatewayError");
@@ -229,7 +229,7 @@ final class ProxyFailureIT {
   void stalePooledConnectionIsRetriedOnceOnAFreshOne() throws Exception {
     try (FakeBackend only = new FakeBackend("only");
         KvrouteServer router = KvrouteServer.start(base("round-robin", List.of(only.uri()))
-            .withHealthCheck(new HealthCheckConfig(false, "/health", Duration.ofSeconds(5), Duration.ofSeconds(1), 2, 1)))) {
+            .withHealthCheck(new HealthCheckConfig(false, "/health", Duration.ofSeconds(5), Duration.ofSeconds(1), 2, 1, Duration.ZERO)))) {
       try (RawHttp c = new RawHttp(router.port())) {
         // both requests on one client connection, hence one event loop and one upstream pool
         c.send("POST /v1/completions HTTP/1.1\r\nHost: r\r\nContent-Length: 14\r\n\r\n{\"prompt\":\"a\"}");
@@ -251,7 +251,7 @@ final class ProxyFailureIT {
   void pooledConnectionsAreReusedAndEvictedWhenIdle() throws Exception {
     try (FakeBackend only = new FakeBackend("only");
         KvrouteServer router = KvrouteServer.start(base("round-robin", List.of(only.uri()))
-            .withHealthCheck(new HealthCheckConfig(false, "/health", Duration.ofSeconds(5), Duration.ofSeconds(1), 2, 1))
+            .withHealthCheck(new HealthCheckConfig(false, "/health", Duration.ofSeconds(5), Duration.ofSeconds(1), 2, 1, Duration.ZERO))
             .withPool(new dev.kvroute.proxy.config.PoolConfig(Duration.ofMillis(300), 8)))) {
       try (RawHttp c = new RawHttp(router.port())) {
         for (int i = 0; i < 3; i++) {
@@ -277,7 +277,7 @@ final class ProxyFailureIT {
         KvrouteServer router = KvrouteServer.start(base("round-robin", List.of(URI.create(victim.url()), URI.create(survivor.url())))
             // what is tested here is the request path (retries, circuit), not the probes: on a loaded
             // machine a busy engine may miss probe deadlines and be marked unhealthy
-            .withHealthCheck(new HealthCheckConfig(false, "/health", Duration.ofSeconds(5), Duration.ofSeconds(5), 3, 1))
+            .withHealthCheck(new HealthCheckConfig(false, "/health", Duration.ofSeconds(5), Duration.ofSeconds(5), 3, 1, Duration.ZERO))
             .withRetries(new RetryConfig(2)))) {
       // an engine's first request loads its tokenizer on its event loop (a second or more, during which
       // it answers nothing, health probes included): warm both up before the run

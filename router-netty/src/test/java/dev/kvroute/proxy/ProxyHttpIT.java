@@ -50,7 +50,7 @@ final class ProxyHttpIT {
           .withPolicy("round-robin")
           .withLimits(new LimitConfig(64 << 10, 4096, 2048))
           .withTimeouts(new TimeoutConfig(Duration.ofSeconds(1), Duration.ofSeconds(2), Duration.ofSeconds(1), Duration.ofSeconds(60)))
-          .withHealthCheck(new HealthCheckConfig(true, "/health", Duration.ofMillis(200), Duration.ofSeconds(1), 2, 1))
+          .withHealthCheck(new HealthCheckConfig(true, "/health", Duration.ofMillis(200), Duration.ofSeconds(1), 2, 1, Duration.ZERO))
           .withBackendUrls(List.of(A.get().uri(), B.get().uri()))));
 
   private final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();

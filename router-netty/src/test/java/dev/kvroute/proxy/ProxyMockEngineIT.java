@@ -73,7 +73,7 @@ final class ProxyMockEngineIT {
           .withPort(0)
           .withAdminPort(0)
           .withPolicy("cache-aware")
-          .withHealthCheck(new HealthCheckConfig(true, "/health", Duration.ofMillis(500), Duration.ofSeconds(1), 2, 1))
+          .withHealthCheck(new HealthCheckConfig(true, "/health", Duration.ofMillis(500), Duration.ofSeconds(1), 2, 1, Duration.ZERO))
           .withBackendUrls(ENGINES.get().urls().stream().map(URI::create).toList())));
 
   final HttpClient http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1)

@@ -26,20 +26,35 @@ final class DefaultLoadTracker implements LoadTracker {
     }
     int inFlight = c.inFlight.get();
     int prefilling = c.prefilling.get();
+    Foreign f = c.foreign;
     return new BackendLoad(
         inFlight,
         c.prefillTokens.get(),
         prefilling,
         Math.max(0, inFlight - prefilling),
-        c.externalQueue,
-        c.externalKv);
+        f.requests,
+        f.waiting,
+        f.kvUsage);
   }
 
   @Override
-  public void reportExternal(BackendId backend, int queueLength, double kvUsage) {
+  public void reportEngine(BackendId backend, EngineLoad engine, BackendLoad ownWhenAsked) {
     Counters c = counters.computeIfAbsent(backend, b -> new Counters());
-    c.externalQueue = queueLength;
-    c.externalKv = kvUsage;
+    int ownInFlight = Math.max(ownWhenAsked.inFlightRequests(), c.inFlight.get());
+    int ownPrefilling = Math.max(ownWhenAsked.prefillingRequests(), c.prefilling.get());
+    long total = (long) engine.running() + engine.waiting();
+    c.foreign = new Foreign(
+        (int) Math.min(Integer.MAX_VALUE, Math.max(0, total - ownInFlight)),
+        Math.max(0, engine.waiting() - ownPrefilling),
+        engine.kvUsage());
+  }
+
+  @Override
+  public void clearEngine(BackendId backend) {
+    Counters c = counters.get(backend);
+    if (c != null) {
+      c.foreign = Foreign.NONE;
+    }
   }
 
   @Override
@@ -51,8 +66,12 @@ final class DefaultLoadTracker implements LoadTracker {
     final AtomicInteger inFlight = new AtomicInteger();
     final AtomicInteger prefilling = new AtomicInteger();
     final AtomicLong prefillTokens = new AtomicLong();
-    volatile int externalQueue = -1;
-    volatile double externalKv = -1;
+    volatile Foreign foreign = Foreign.NONE;
+  }
+
+  /** The last engine report, as foreign counts (published whole, so a reader never sees half of one). */
+  private record Foreign(int requests, int waiting, double kvUsage) {
+    static final Foreign NONE = new Foreign(0, 0, -1);
   }
 
   private static final class CountedLease implements Lease {

@@ -35,7 +35,8 @@ final class CostPolicy extends AbstractPolicy {
     BackendLoad load = c.load();
     long uncached = promptTokens - matched(c, promptTokens);
     double prefill = (double) uncached + load.inFlightPrefillTokens();
-    double decode = (double) load.activeDecodes() * config.decodeTokensPerRequest();
+    // a foreign request's prompt is unknown: it counts as one decode (see PolicyConfig)
+    double decode = ((double) load.activeDecodes() + load.foreignRequests()) * config.decodeTokensPerRequest();
     return config.prefillWeight() * prefill + config.decodeWeight() * decode;
   }
 }

@@ -3,17 +3,22 @@ package dev.kvroute.core.policy;
 import dev.kvroute.core.load.BackendLoad;
 import java.util.Locale;
 
-/** Which number of a {@link BackendLoad} load-based rules compare. */
+/**
+ * Which number of a {@link BackendLoad} load-based rules compare. Each adds the engine-reported load
+ * this router did not send ({@link BackendLoad#foreignRequests()}, {@link BackendLoad#foreignWaiting()},
+ * {@code 0} unless engine load is fed), so several router replicas in front of one fleet, or clients
+ * calling an engine directly, are seen.
+ */
 public enum LoadMeasure {
   /**
    * Requests routed and not yet finished, streams included until their last byte: what SGLang's
-   * router counts ({@code load_counter}, {@code WorkerLoadGuard}).
+   * router counts ({@code load_counter}, {@code WorkerLoadGuard}); plus the foreign requests.
    */
   IN_FLIGHT_REQUESTS("in-flight"),
 
   /**
    * Requests routed and not yet past their first token: the backend's prefill queue, the load the
-   * seed explainer's single-request prefill replicas balance on.
+   * seed explainer's single-request prefill replicas balance on; plus the foreign waiting requests.
    */
   PREFILLING_REQUESTS("prefilling");
 
@@ -30,7 +35,9 @@ public enum LoadMeasure {
 
   /** The measured load of {@code load}. */
   public long of(BackendLoad load) {
-    return this == IN_FLIGHT_REQUESTS ? load.inFlightRequests() : load.prefillingRequests();
+    return this == IN_FLIGHT_REQUESTS
+        ? (long) load.inFlightRequests() + load.foreignRequests()
+        : (long) load.prefillingRequests() + load.foreignWaiting();
   }
 
   /**

@@ -30,9 +30,11 @@ import java.util.random.RandomGenerator;
  *   <li>{@code cost}: Dynamo's KV-router cost ({@code reference/dynamo-router.md} §1.1, Gen 1/2 with
  *       default weights: prefill blocks not cached plus active prefill blocks plus active decode
  *       blocks) in tokens: {@code cost = prefillWeight × (promptTokens − matchedTokens +
- *       inFlightPrefillTokens) + decodeWeight × activeDecodes × decodeTokensPerRequest}; the
- *       cheapest wins, random among exact ties. Dynamo counts each worker's active KV blocks; the
- *       router here counts active decodes and charges each {@code decodeTokensPerRequest}.
+ *       inFlightPrefillTokens) + decodeWeight × (activeDecodes + foreignRequests) ×
+ *       decodeTokensPerRequest}; the cheapest wins, random among exact ties. Dynamo counts each
+ *       worker's active KV blocks; the router here counts active decodes and charges each
+ *       {@code decodeTokensPerRequest}. A foreign request (engine-reported, not sent by this router)
+ *       has an unknown prompt, so it is charged as one decode.
  * </ul>
  *
  * <p>The simulator's {@code oracle} is {@code cache-aware} fed with candidates whose matched tokens

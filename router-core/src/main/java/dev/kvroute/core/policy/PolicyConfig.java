@@ -30,8 +30,8 @@ import java.util.Objects;
  * @param prefillWeight {@code cost}: weight of a prefill token (uncached prompt tokens plus the
  *     backend's in-flight prefill tokens); {@code >= 0}
  * @param decodeWeight {@code cost}: weight of a decode token-equivalent; {@code >= 0}
- * @param decodeTokensPerRequest {@code cost}: tokens of KV each active decode is taken to hold;
- *     {@code >= 0}
+ * @param decodeTokensPerRequest {@code cost}: tokens of KV each active decode (and each foreign
+ *     request an engine reports) is taken to hold; {@code >= 0}
  */
 public record PolicyConfig(
     double cacheThreshold,

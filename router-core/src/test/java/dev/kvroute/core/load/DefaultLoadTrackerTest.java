@@ -1,6 +1,7 @@
 package dev.kvroute.core.load;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.kvroute.core.BackendId;
 import java.util.ArrayList;
@@ -28,7 +29,7 @@ class DefaultLoadTrackerTest {
   void acquireCountsAPrefillingRequest() {
     tracker.acquire(A, 300);
     tracker.acquire(A, 200);
-    assertThat(tracker.load(A)).isEqualTo(new BackendLoad(2, 500, 2, 0, -1, -1));
+    assertThat(tracker.load(A)).isEqualTo(new BackendLoad(2, 500, 2, 0));
     assertThat(tracker.load(B)).isEqualTo(BackendLoad.IDLE);
   }
 
@@ -36,11 +37,11 @@ class DefaultLoadTrackerTest {
   void firstTokenThenReleaseMovesThroughDecode() {
     Lease lease = tracker.acquire(A, 300);
     lease.firstToken();
-    assertThat(tracker.load(A)).isEqualTo(new BackendLoad(1, 0, 0, 1, -1, -1));
+    assertThat(tracker.load(A)).isEqualTo(new BackendLoad(1, 0, 0, 1));
     lease.firstToken(); // a second first token changes nothing
-    assertThat(tracker.load(A)).isEqualTo(new BackendLoad(1, 0, 0, 1, -1, -1));
+    assertThat(tracker.load(A)).isEqualTo(new BackendLoad(1, 0, 0, 1));
     assertThat(lease.release()).isTrue();
-    assertThat(tracker.load(A)).isEqualTo(new BackendLoad(0, 0, 0, 0, -1, -1));
+    assertThat(tracker.load(A)).isEqualTo(new BackendLoad(0, 0, 0, 0));
   }
 
   @Test
@@ -48,11 +49,11 @@ class DefaultLoadTrackerTest {
     Lease lease = tracker.acquire(A, 300);
     Lease other = tracker.acquire(A, 50);
     assertThat(lease.release()).isTrue();
-    assertThat(tracker.load(A)).isEqualTo(new BackendLoad(1, 50, 1, 0, -1, -1));
+    assertThat(tracker.load(A)).isEqualTo(new BackendLoad(1, 50, 1, 0));
     lease.firstToken(); // after release: ignored
-    assertThat(tracker.load(A)).isEqualTo(new BackendLoad(1, 50, 1, 0, -1, -1));
+    assertThat(tracker.load(A)).isEqualTo(new BackendLoad(1, 50, 1, 0));
     other.release();
-    assertThat(tracker.load(A)).isEqualTo(new BackendLoad(0, 0, 0, 0, -1, -1));
+    assertThat(tracker.load(A)).isEqualTo(new BackendLoad(0, 0, 0, 0));
   }
 
   @Test
@@ -101,7 +102,7 @@ class DefaultLoadTrackerTest {
     }
     pool.shutdown();
     assertThat(released.get()).isEqualTo(leases);
-    assertThat(tracker.load(A)).isEqualTo(new BackendLoad(0, 0, 0, 0, -1, -1));
+    assertThat(tracker.load(A)).isEqualTo(new BackendLoad(0, 0, 0, 0));
   }
 
   @Test
@@ -126,17 +127,54 @@ class DefaultLoadTrackerTest {
       f.get(30, TimeUnit.SECONDS);
     }
     pool.shutdown();
-    assertThat(tracker.load(A)).isEqualTo(new BackendLoad(0, 0, 0, 0, -1, -1));
-    assertThat(tracker.load(B)).isEqualTo(new BackendLoad(0, 0, 0, 0, -1, -1));
+    assertThat(tracker.load(A)).isEqualTo(new BackendLoad(0, 0, 0, 0));
+    assertThat(tracker.load(B)).isEqualTo(new BackendLoad(0, 0, 0, 0));
   }
 
   @Test
-  void externalLoadIsReported() {
-    tracker.reportExternal(A, 4, 0.75);
-    assertThat(tracker.load(A)).isEqualTo(new BackendLoad(0, 0, 0, 0, 4, 0.75));
-    Lease l = tracker.acquire(A, 1);
-    assertThat(tracker.load(A).externalQueueLength()).isEqualTo(4);
-    l.release();
+  void theEngineReportCountsOnlyWhatThisRouterDidNotSend() {
+    Lease first = tracker.acquire(A, 100);
+    Lease second = tracker.acquire(A, 100);
+    second.firstToken();
+    BackendLoad asked = tracker.load(A); // 2 in flight, 1 prefilling
+    // the engine runs our 2 plus 3 foreign, and 4 wait, 1 of them ours
+    tracker.reportEngine(A, new EngineLoad(4, 4, 0.5), asked);
+    assertThat(tracker.load(A)).isEqualTo(new BackendLoad(2, 100, 1, 1, 6, 3, 0.5));
+    assertThat(tracker.load(B)).isEqualTo(BackendLoad.IDLE);
+
+    // own counts move at once; the foreign ones only with the next report
+    first.release();
+    assertThat(tracker.load(A)).isEqualTo(new BackendLoad(1, 0, 0, 1, 6, 3, 0.5));
+    tracker.clearEngine(A);
+    assertThat(tracker.load(A)).isEqualTo(new BackendLoad(1, 0, 0, 1));
+    second.release();
+  }
+
+  @Test
+  void requestsThatEndOrStartDuringTheScrapeAreNotForeign() {
+    Lease ended = tracker.acquire(A, 10);
+    BackendLoad asked = tracker.load(A);
+    ended.release(); // finished while the scrape was in flight; the engine still counted it
+    tracker.reportEngine(A, new EngineLoad(1, 0, -1), asked);
+    assertThat(tracker.load(A).foreignRequests()).isZero();
+
+    BackendLoad idle = tracker.load(A);
+    Lease started = tracker.acquire(A, 10); // routed while the scrape was in flight
+    tracker.reportEngine(A, new EngineLoad(0, 1, -1), idle);
+    assertThat(tracker.load(A).foreignRequests()).isZero();
+    assertThat(tracker.load(A).foreignWaiting()).isZero();
+    started.release();
+
+    // an engine busier than this router's count by any margin is foreign load
+    tracker.reportEngine(A, new EngineLoad(2, 5, 1.0), tracker.load(A));
+    assertThat(tracker.load(A)).isEqualTo(new BackendLoad(0, 0, 0, 0, 7, 5, 1.0));
+  }
+
+  @Test
+  void engineLoadRejectsImpossibleGauges() {
+    assertThatThrownBy(() -> new EngineLoad(-1, 0, 0)).isInstanceOf(IllegalArgumentException.class);
+    assertThatThrownBy(() -> new EngineLoad(0, 0, 1.5)).hasMessageContaining("kvUsage");
+    assertThatThrownBy(() -> new EngineLoad(0, 0, Double.NaN)).hasMessageContaining("kvUsage");
   }
 
   @Test
@@ -146,7 +184,7 @@ class DefaultLoadTrackerTest {
     assertThat(tracker.load(A)).isEqualTo(BackendLoad.IDLE);
     Lease fresh = tracker.acquire(A, 5);
     assertThat(live.release()).isTrue();
-    assertThat(tracker.load(A)).isEqualTo(new BackendLoad(1, 5, 1, 0, -1, -1));
+    assertThat(tracker.load(A)).isEqualTo(new BackendLoad(1, 5, 1, 0));
     fresh.release();
   }
 }

@@ -9,6 +9,7 @@ import static dev.kvroute.core.policy.PolicyTestSupport.policy;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.kvroute.core.BackendId;
+import dev.kvroute.core.load.BackendLoad;
 import java.util.HashSet;
 import java.util.Set;
 import org.junit.jupiter.api.Test;
@@ -71,6 +72,23 @@ class CacheAwarePolicyTest {
     // rel exceeded (64 > 1.5 × 0) but abs not (64 is not > 64)
     Decision abs = p.choose(ctx(1000, c("a", 900, inFlight(64)), c("b", 0, inFlight(0))));
     assertThat(abs.rule()).isEqualTo(Rule.CACHE_HIT);
+  }
+
+  @Test
+  void engineReportedForeignLoadCountsInEitherMeasure() {
+    // this router sent a and b nothing, but another router keeps 80 requests (20 waiting) on a
+    BackendLoad foreign = new BackendLoad(0, 0, 0, 0, 80, 20, 0.9);
+    RoutingContext ctx = ctx(1000, c("a", 900, foreign), c("b", 0, BackendLoad.IDLE));
+    Decision d = p.choose(ctx);
+    assertThat(d.rule()).isEqualTo(Rule.IMBALANCE);
+    assertThat(d.backend()).isEqualTo(b("b"));
+    assertThat(d.detail()).contains("load max 80 min 0");
+    PolicyConfig seed =
+        PolicyConfig.defaults().withBalance(3, 1.5).withLoadMeasure(LoadMeasure.PREFILLING_REQUESTS);
+    assertThat(policy("cache-aware", seed, 1).choose(ctx).rule()).isEqualTo(Rule.IMBALANCE);
+    // without the report the same backends look idle, and the match wins
+    assertThat(p.choose(ctx(1000, c("a", 900, BackendLoad.IDLE), c("b", 0, BackendLoad.IDLE))).backend())
+        .isEqualTo(b("a"));
   }
 
   @Test

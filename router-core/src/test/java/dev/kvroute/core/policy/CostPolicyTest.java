@@ -46,6 +46,16 @@ class CostPolicyTest {
   }
 
   @Test
+  void aForeignRequestIsChargedAsOneDecode() {
+    // a: uncached 0 + 6 foreign requests × 100 = 600; b: uncached 500
+    RoutingContext ctx = ctx(500, c("a", 500, new dev.kvroute.core.load.BackendLoad(0, 0, 0, 0, 6, 2, -1)),
+        c("b", 0, load(0, 0, 0, 0)));
+    Decision d = policy("cost", config, 1).choose(ctx);
+    assertThat(d.detail()).isEqualTo("cost a=600 b=500");
+    assertThat(d.backend()).isEqualTo(b("b"));
+  }
+
+  @Test
   void exactTiesAreBrokenAtRandom() {
     RoutingPolicy p = policy("cost", config, 4);
     RoutingContext ctx =

@@ -43,7 +43,7 @@ class PolicyConfigTest {
     assertThat(LoadMeasure.fromName("PREFILLING_REQUESTS")).isEqualTo(LoadMeasure.PREFILLING_REQUESTS);
     assertThatThrownBy(() -> LoadMeasure.fromName("kv"))
         .hasMessage("loadMeasure: kv (expected: in-flight or prefilling)");
-    BackendLoad l = new BackendLoad(5, 100, 2, 3, -1, -1);
+    BackendLoad l = new BackendLoad(5, 100, 2, 3);
     assertThat(LoadMeasure.IN_FLIGHT_REQUESTS.of(l)).isEqualTo(5);
     assertThat(LoadMeasure.PREFILLING_REQUESTS.of(l)).isEqualTo(2);
   }

@@ -15,11 +15,11 @@ final class PolicyTestSupport {
   }
 
   static BackendLoad inFlight(int requests) {
-    return new BackendLoad(requests, 0, 0, requests, -1, -1);
+    return new BackendLoad(requests, 0, 0, requests);
   }
 
   static BackendLoad load(int inFlight, long prefillTokens, int prefilling, int decodes) {
-    return new BackendLoad(inFlight, prefillTokens, prefilling, decodes, -1, -1);
+    return new BackendLoad(inFlight, prefillTokens, prefilling, decodes);
   }
 
   static Candidate c(String name, int matched, BackendLoad load) {

@@ -8,6 +8,13 @@ import java.time.Duration;
  * answer, a connection failure, or no answer within {@code timeout}) and healthy again after
  * {@code healthyThreshold} consecutive good ones. Backends start healthy and are probed at once.
  *
+ * <p>Every {@code engineLoadInterval} the router also scrapes each backend's {@code /metrics} for the
+ * engine's own load gauges (vLLM's {@code vllm:num_requests_running/waiting} and
+ * {@code vllm:kv_cache_usage_perc}, SGLang's {@code sglang:num_running_reqs/num_queue_reqs} and
+ * {@code sglang:token_usage}), so that load this router did not send counts in its decisions (see
+ * {@code LoadTracker.reportEngine}), and for {@code process_start_time_seconds}, so that an engine
+ * restart is noticed within one scrape.
+ *
  * <p>Immutable and thread-safe.
  *
  * @param enabled {@code false} keeps every backend healthy (the circuit breaker still applies)
@@ -16,6 +23,8 @@ import java.time.Duration;
  * @param timeout a probe not answered within this fails (SGLang's router: 5s). Default 5s
  * @param unhealthyThreshold consecutive failures that mark a backend unhealthy. Default 3
  * @param healthyThreshold consecutive successes that mark it healthy again. Default 2
+ * @param engineLoadInterval time between scrapes of one backend's {@code /metrics} for its load;
+ *     {@code 0} turns them off. Default 1s (SGLang's router notes advise about 1 s, not 30 s)
  */
 public record HealthCheckConfig(
     boolean enabled,
@@ -23,7 +32,8 @@ public record HealthCheckConfig(
     Duration interval,
     Duration timeout,
     int unhealthyThreshold,
-    int healthyThreshold) {
+    int healthyThreshold,
+    Duration engineLoadInterval) {
   public HealthCheckConfig {
     Checks.nonBlank("path", path);
     if (!path.startsWith("/")) {
@@ -33,9 +43,19 @@ public record HealthCheckConfig(
     Checks.positive("timeout", timeout);
     Checks.positive("unhealthyThreshold", unhealthyThreshold);
     Checks.positive("healthyThreshold", healthyThreshold);
+    Checks.notNull("engineLoadInterval", engineLoadInterval, "a duration");
+    if (engineLoadInterval.isNegative()) {
+      throw new IllegalArgumentException("engineLoadInterval: " + Durations.format(engineLoadInterval)
+          + " (expected: >= 0, 0 = off)");
+    }
+  }
+
+  /** Whether engine load is scraped ({@code engineLoadInterval > 0}). */
+  public boolean engineLoadEnabled() {
+    return !engineLoadInterval.isZero();
   }
 
   public static HealthCheckConfig defaults() {
-    return new HealthCheckConfig(true, "/health", Duration.ofSeconds(5), Duration.ofSeconds(5), 3, 2);
+    return new HealthCheckConfig(true, "/health", Duration.ofSeconds(5), Duration.ofSeconds(5), 3, 2, Duration.ofSeconds(1));
   }
 }

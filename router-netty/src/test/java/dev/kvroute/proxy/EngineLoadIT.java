@@ -1,0 +1,172 @@
+package dev.kvroute.proxy;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.kvroute.core.BackendId;
+import dev.kvroute.engine.model.CostModel;
+import dev.kvroute.engine.model.EngineConfig;
+import dev.kvroute.engine.server.MockEngineOptions;
+import dev.kvroute.engine.server.MockEngineServer;
+import dev.kvroute.proxy.config.HealthCheckConfig;
+import dev.kvroute.proxy.config.ProxyConfig;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+
+/**
+ * Engine-reported load: requests an engine runs that this router did not send (another router
+ * replica, a client calling the engine directly) are scraped from the engine's {@code /metrics} and
+ * steer routing away from it; and the same scrape notices an engine restart too quick for the health
+ * probes.
+ */
+@ExtendWith(NettyLeakExtension.class)
+final class EngineLoadIT {
+  private static final ObjectMapper JSON = new ObjectMapper();
+  private static final int FOREIGN = 8;
+
+  private final HttpClient http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1)
+      .connectTimeout(Duration.ofSeconds(5)).build();
+
+  /** Real time (scale 1): a 1500-token reply at 100 tokens/s decodes for 15 s. */
+  private static MockEngineOptions engine(int port) {
+    return MockEngineOptions.builder()
+        .host("127.0.0.1")
+        .port(port)
+        .engine(EngineConfig.builder().cost(CostModel.linear(10_000, 0.020, 100)).kvCapacityTokens(200_000).build())
+        .timeScale(1)
+        .build();
+  }
+
+  private static KvrouteServer router(Duration engineLoadInterval, Duration healthInterval, MockEngineServer... engines) {
+    List<URI> urls = new ArrayList<>();
+    for (MockEngineServer e : engines) {
+      urls.add(URI.create(e.url()));
+    }
+    return KvrouteServer.start(ProxyConfig.defaults().withPort(0).withAdminPort(0).withPolicy("cache-aware")
+        .withHealthCheck(new HealthCheckConfig(true, "/health", healthInterval, Duration.ofSeconds(1), 2, 1,
+            engineLoadInterval))
+        .withBackendUrls(urls));
+  }
+
+  private static String chat(String content, int maxTokens) {
+    return "{\"model\":\"" + MockEngineOptions.DEFAULT_MODEL + "\",\"messages\":[{\"role\":\"user\",\"content\":\""
+        + content + "\"}],\"max_tokens\":" + maxTokens + ",\"ignore_eos\":true}";
+  }
+
+  private HttpResponse<String> post(URI base, String path, String body) throws Exception {
+    return http.send(HttpRequest.newBuilder(base.resolve(path)).timeout(Duration.ofSeconds(20))
+        .header("content-type", "application/json").POST(HttpRequest.BodyPublishers.ofString(body)).build(),
+        HttpResponse.BodyHandlers.ofString());
+  }
+
+  private JsonNode adminBackend(KvrouteServer router, String name) throws Exception {
+    HttpResponse<String> r = http.send(HttpRequest.newBuilder(router.adminUri().resolve("/admin/backends"))
+        .timeout(Duration.ofSeconds(5)).GET().build(), HttpResponse.BodyHandlers.ofString());
+    for (JsonNode b : JSON.readTree(r.body()).path("backends")) {
+      if (name.equals(b.path("name").asText())) {
+        return b;
+      }
+    }
+    throw new AssertionError("no backend " + name + " in " + r.body());
+  }
+
+  /** Sends {@code n} long requests straight to {@code engine}, bypassing the router; closing them aborts them. */
+  private static List<RawHttp> directLoad(MockEngineServer engine, int n) throws Exception {
+    List<RawHttp> clients = new ArrayList<>();
+    String body = chat("a batch job that talks to the engine directly", 1500);
+    for (int i = 0; i < n; i++) {
+      RawHttp c = new RawHttp(URI.create(engine.url()).getPort());
+      c.send("POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: "
+          + body.length() + "\r\n\r\n" + body);
+      clients.add(c);
+    }
+    return clients;
+  }
+
+  @Test
+  void loadOtherClientsPutOnAnEngineSteersRoutingAwayFromIt() throws Exception {
+    List<RawHttp> direct = List.of();
+    try (MockEngineServer a = MockEngineServer.start(engine(0));
+        MockEngineServer b = MockEngineServer.start(engine(0));
+        KvrouteServer router = router(Duration.ofMillis(100), Duration.ofSeconds(5), a, b)) {
+      BackendId busy = router.backends().get(0);
+      BackendId free = router.backends().get(1);
+      direct = directLoad(a, FOREIGN);
+      await().atMost(Duration.ofSeconds(5)).until(() -> router.core().loads().load(busy).foreignRequests() == FOREIGN);
+      assertThat(router.scrapeMetrics())
+          .contains("kvroute_backend_foreign_requests{backend=\"" + busy.name() + "\"} " + FOREIGN + ".0")
+          .contains("kvroute_backend_foreign_requests{backend=\"" + free.name() + "\"} 0.0");
+      JsonNode load = adminBackend(router, busy.name()).path("load");
+      assertThat(load.path("foreignRequests").asInt()).isEqualTo(FOREIGN);
+      assertThat(load.path("engineKvUsage").asDouble()).isGreaterThan(0);
+
+      // fresh prompts (no cached prefix anywhere): each goes to the less loaded engine, counting the foreign load
+      Map<String, Integer> served = new HashMap<>();
+      for (int i = 0; i < 8; i++) {
+        HttpResponse<String> r = post(router.uri(), "/v1/chat/completions", chat("question number " + i, 2));
+        assertThat(r.statusCode()).as(r.body()).isEqualTo(200);
+        served.merge(r.headers().firstValue("x-kvroute-backend").orElseThrow(), 1, Integer::sum);
+      }
+      assertThat(served).containsExactly(Map.entry(free.name(), 8));
+
+      // the direct clients go away: the engine's next report shows no foreign load
+      for (RawHttp c : direct) {
+        c.close();
+      }
+      await().atMost(Duration.ofSeconds(5)).until(() -> router.core().loads().load(busy).foreignRequests() == 0);
+    } finally {
+      for (RawHttp c : direct) {
+        c.close();
+      }
+    }
+  }
+
+  @Test
+  void withoutTheScrapeTheForeignLoadIsInvisible() throws Exception {
+    List<RawHttp> direct = List.of();
+    try (MockEngineServer a = MockEngineServer.start(engine(0));
+        KvrouteServer router = router(Duration.ZERO, Duration.ofMillis(100), a)) {
+      BackendId id = router.backends().get(0);
+      direct = directLoad(a, 2);
+      await().during(Duration.ofMillis(500)).atMost(Duration.ofSeconds(2))
+          .until(() -> router.core().loads().load(id).foreignRequests() == 0);
+      assertThat(router.core().loads().load(id).engineKvUsage()).isEqualTo(-1);
+    } finally {
+      for (RawHttp c : direct) {
+        c.close();
+      }
+    }
+  }
+
+  @Test
+  void anEngineRestartQuickerThanTheHealthProbesIsNoticed() throws Exception {
+    MockEngineServer engine = MockEngineServer.start(engine(0));
+    int port = URI.create(engine.url()).getPort();
+    // probes every 5 s: the outage below is over long before a probe could fail
+    try (KvrouteServer router = router(Duration.ofMillis(100), Duration.ofSeconds(5), engine)) {
+      BackendId id = router.backends().get(0);
+      await().atMost(Duration.ofSeconds(5)).until(() -> router.core().loads().load(id).engineKvUsage() >= 0);
+      String prompt = "a fairly long prompt ".repeat(40);
+      assertThat(post(router.uri(), "/v1/chat/completions", chat(prompt, 2)).statusCode()).isEqualTo(200);
+      await().atMost(Duration.ofSeconds(5)).until(() -> router.core().loads().load(id).inFlightRequests() == 0);
+      assertThat(router.core().index().sizeTokens(id)).isGreaterThan(100);
+
+      engine.close();
+      engine = MockEngineServer.start(engine(port));
+      await().atMost(Duration.ofSeconds(5)).until(() -> router.core().index().sizeTokens(id) == 0);
+    } finally {
+      engine.close();
+    }
+  }
+}
