@@ -114,6 +114,11 @@ public final class ServeCommand implements Callable<Integer> {
   @Option(names = "--decode-tokens-per-request", paramLabel = "T", description = "cost: KV tokens per active decode (default 1024).")
   Long decodeTokensPerRequest;
 
+  @YamlKey("policy.foreignLoad")
+  @Option(names = "--foreign-load", negatable = true,
+      description = "Count the load engines report beyond this router's own (other routers, direct clients) in load-based rules (default off).")
+  Boolean foreignLoad;
+
   @YamlKey("policy.seed")
   @Option(names = "--policy-seed", paramLabel = "S", description = "Seed of the policy's random draws (default 42).")
   Long policySeed;

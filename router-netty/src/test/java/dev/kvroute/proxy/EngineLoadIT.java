@@ -6,8 +6,6 @@ import static org.awaitility.Awaitility.await;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.kvroute.core.BackendId;
-import dev.kvroute.engine.model.CostModel;
-import dev.kvroute.engine.model.EngineConfig;
 import dev.kvroute.engine.server.MockEngineOptions;
 import dev.kvroute.engine.server.MockEngineServer;
 import dev.kvroute.proxy.config.HealthCheckConfig;
@@ -40,20 +38,22 @@ final class EngineLoadIT {
 
   /** Real time (scale 1): a 1500-token reply at 100 tokens/s decodes for 15 s. */
   private static MockEngineOptions engine(int port) {
-    return MockEngineOptions.builder()
-        .host("127.0.0.1")
-        .port(port)
-        .engine(EngineConfig.builder().cost(CostModel.linear(10_000, 0.020, 100)).kvCapacityTokens(200_000).build())
-        .timeScale(1)
-        .build();
+    return EngineRestartIT.engine(port, 1);
   }
 
   private static KvrouteServer router(Duration engineLoadInterval, Duration healthInterval, MockEngineServer... engines) {
+    return router(engineLoadInterval, healthInterval, true, engines);
+  }
+
+  private static KvrouteServer router(Duration engineLoadInterval, Duration healthInterval, boolean foreignLoad,
+      MockEngineServer... engines) {
     List<URI> urls = new ArrayList<>();
     for (MockEngineServer e : engines) {
       urls.add(URI.create(e.url()));
     }
-    return KvrouteServer.start(ProxyConfig.defaults().withPort(0).withAdminPort(0).withPolicy("cache-aware")
+    ProxyConfig base = ProxyConfig.defaults();
+    return KvrouteServer.start(base.withPort(0).withAdminPort(0)
+        .withPolicy(base.policy().withName("cache-aware").withForeignLoad(foreignLoad))
         .withHealthCheck(new HealthCheckConfig(true, "/health", healthInterval, Duration.ofSeconds(1), 2, 1,
             engineLoadInterval))
         .withBackendUrls(urls));
@@ -125,6 +125,31 @@ final class EngineLoadIT {
         c.close();
       }
       await().atMost(Duration.ofSeconds(5)).until(() -> router.core().loads().load(busy).foreignRequests() == 0);
+    } finally {
+      for (RawHttp c : direct) {
+        c.close();
+      }
+    }
+  }
+
+  @Test
+  void byDefaultTheForeignLoadIsShownButNotCounted() throws Exception {
+    List<RawHttp> direct = List.of();
+    try (MockEngineServer a = MockEngineServer.start(engine(0));
+        MockEngineServer b = MockEngineServer.start(engine(0));
+        KvrouteServer router = router(Duration.ofMillis(100), Duration.ofSeconds(5), false, a, b)) {
+      assertThat(ProxyConfig.defaults().policy().foreignLoad()).isFalse();
+      BackendId busy = router.backends().get(0);
+      direct = directLoad(a, FOREIGN);
+      await().atMost(Duration.ofSeconds(5)).until(() -> router.core().loads().load(busy).foreignRequests() == FOREIGN);
+      // not counted, both engines look idle to the router: fresh prompts go to either (ties are
+      // drawn at random; all 8 on the other engine has odds of 1 in 256)
+      Map<String, Integer> served = new HashMap<>();
+      for (int i = 0; i < 8; i++) {
+        HttpResponse<String> r = post(router.uri(), "/v1/chat/completions", chat("question number " + i, 2));
+        served.merge(r.headers().firstValue("x-kvroute-backend").orElseThrow(), 1, Integer::sum);
+      }
+      assertThat(served).as("fresh prompts reach the busy engine too").containsKey(busy.name());
     } finally {
       for (RawHttp c : direct) {
         c.close();

@@ -32,11 +32,16 @@ final class EngineRestartIT {
       .connectTimeout(Duration.ofSeconds(5)).build();
 
   private static MockEngineOptions engine(int port) {
+    return engine(port, 10);
+  }
+
+  /** A mock engine on loopback {@code port} (0 = any) with ProxyMockEngineIT's engine model. */
+  static MockEngineOptions engine(int port, double timeScale) {
     return MockEngineOptions.builder()
         .host("127.0.0.1")
         .port(port)
         .engine(ProxyMockEngineIT.options().engine())
-        .timeScale(10)
+        .timeScale(timeScale)
         .build();
   }
 

@@ -47,7 +47,7 @@ public final class PolicyOptions {
     PolicyConfig c =
         new PolicyConfig(
             cacheThreshold, balanceAbsThreshold, balanceRelThreshold, LoadMeasure.fromName(loadMeasure),
-            virtualNodes, prefillWeight, decodeWeight, decodeTokensPerRequest);
+            virtualNodes, prefillWeight, decodeWeight, decodeTokensPerRequest, false);
     return new SimPolicies(c, policySeed, D.indexReplies());
   }
 }

@@ -40,10 +40,11 @@ abstract class AbstractPolicy implements RoutingPolicy {
     return new Decision(cs.get(chosen).backend(), name, rule, cs, detail);
   }
 
-  static long[] loads(List<Candidate> cs, LoadMeasure measure) {
+  /** Each candidate's load: own plus foreign when {@code foreign} ({@link LoadMeasure#of}). */
+  static long[] loads(List<Candidate> cs, LoadMeasure measure, boolean foreign) {
     long[] out = new long[cs.size()];
     for (int i = 0; i < out.length; i++) {
-      out[i] = measure.of(cs.get(i).load());
+      out[i] = measure.of(cs.get(i).load(), foreign);
     }
     return out;
   }

@@ -8,6 +8,13 @@ import java.util.random.RandomGenerator;
  * Loads are balanced first; then the longest match wins if its fraction of the prompt is above the
  * threshold; otherwise the least loaded backend. Every tie is broken by a second key and then at
  * random.
+ *
+ * <p>With {@link PolicyConfig#foreignLoad()}, engine-reported foreign load (other routers, direct
+ * clients) places requests but does not switch the rule: the imbalance check compares this router's own loads ({@link LoadMeasure#own}),
+ * the hot spots its cache affinity can make and its balancing can undo, while the least-loaded pick
+ * (on imbalance and on a miss) compares whole loads ({@link LoadMeasure#of}). A backend kept busy by
+ * others would otherwise hold the whole fleet in imbalance mode, every request sent away from its
+ * cache (measured: {@code bench/scripts/foreign-load.sh}, docs/operations.md).
  */
 final class CacheAwarePolicy extends AbstractPolicy {
   private final PolicyConfig config;
@@ -20,10 +27,15 @@ final class CacheAwarePolicy extends AbstractPolicy {
   @Override
   Decision decide(RoutingContext context, Draws draws, boolean commit) {
     List<Candidate> cs = context.candidates();
-    long[] loads = loads(cs, config.loadMeasure());
+    long[] loads = loads(cs, config.loadMeasure(), config.foreignLoad());
+    long[] own = config.foreignLoad() ? loads(cs, config.loadMeasure(), false) : loads;
     long max = Long.MIN_VALUE;
     long min = Long.MAX_VALUE;
-    for (long l : loads) {
+    long foreign = 0;
+    for (int i = 0; i < own.length; i++) {
+      foreign += loads[i] - own[i];
+    }
+    for (long l : own) {
       max = Math.max(max, l);
       min = Math.min(min, l);
     }
@@ -68,7 +80,8 @@ final class CacheAwarePolicy extends AbstractPolicy {
             + config.balanceAbsThreshold()
             + ", rel "
             + config.balanceRelThreshold()
-            + ")";
+            + ")"
+            + (foreign > 0 ? "; least loaded counts " + foreign + " engine-reported foreign" : "");
     return decision(context, chosen, rule, detail);
   }
 

@@ -36,7 +36,8 @@ final class CostPolicy extends AbstractPolicy {
     long uncached = promptTokens - matched(c, promptTokens);
     double prefill = (double) uncached + load.inFlightPrefillTokens();
     // a foreign request's prompt is unknown: it counts as one decode (see PolicyConfig)
-    double decode = ((double) load.activeDecodes() + load.foreignRequests()) * config.decodeTokensPerRequest();
+    long foreign = config.foreignLoad() ? load.foreignRequests() : 0;
+    double decode = ((double) load.activeDecodes() + foreign) * config.decodeTokensPerRequest();
     return config.prefillWeight() * prefill + config.decodeWeight() * decode;
   }
 }

@@ -5,15 +5,17 @@ import java.util.random.RandomGenerator;
 /** {@code least-loaded}: the candidate with the lowest load measure; random among ties. */
 final class LeastLoadedPolicy extends AbstractPolicy {
   private final LoadMeasure measure;
+  private final boolean foreign;
 
-  LeastLoadedPolicy(LoadMeasure measure, RandomGenerator rng) {
+  LeastLoadedPolicy(LoadMeasure measure, boolean foreign, RandomGenerator rng) {
     super("least-loaded", rng);
     this.measure = measure;
+    this.foreign = foreign;
   }
 
   @Override
   Decision decide(RoutingContext context, Draws draws, boolean commit) {
-    long[] loads = loads(context.candidates(), measure);
+    long[] loads = loads(context.candidates(), measure, foreign);
     int chosen = Ties.argMin(loads, null, draws);
     return decision(context, chosen, Rule.LEAST_LOADED, measure + " load " + loads[chosen]);
   }

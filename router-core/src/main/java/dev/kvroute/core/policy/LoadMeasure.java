@@ -4,10 +4,13 @@ import dev.kvroute.core.load.BackendLoad;
 import java.util.Locale;
 
 /**
- * Which number of a {@link BackendLoad} load-based rules compare. Each adds the engine-reported load
- * this router did not send ({@link BackendLoad#foreignRequests()}, {@link BackendLoad#foreignWaiting()},
- * {@code 0} unless engine load is fed), so several router replicas in front of one fleet, or clients
- * calling an engine directly, are seen.
+ * Which number of a {@link BackendLoad} load-based rules compare: this router's own ({@link #own}),
+ * or with {@link PolicyConfig#foreignLoad()} that plus the engine-reported load this router did not
+ * send ({@link #of}; {@link BackendLoad#foreignRequests()}, {@link BackendLoad#foreignWaiting()}), so
+ * that several router replicas in front of one fleet, or clients calling an engine directly, are
+ * seen. Counting the foreign part is off by default: with a 1 s scrape it balanced the fleet better
+ * but raised the router's mean TTFT in every measured pair ({@code bench/scripts/foreign-load.sh},
+ * docs/operations.md).
  */
 public enum LoadMeasure {
   /**
@@ -33,11 +36,21 @@ public enum LoadMeasure {
     return configName;
   }
 
-  /** The measured load of {@code load}. */
+  /** This router's own share, without the engine-reported foreign part. */
+  public long own(BackendLoad load) {
+    return this == IN_FLIGHT_REQUESTS ? load.inFlightRequests() : load.prefillingRequests();
+  }
+
+  /** This router's own share plus the engine-reported foreign part. */
   public long of(BackendLoad load) {
     return this == IN_FLIGHT_REQUESTS
         ? (long) load.inFlightRequests() + load.foreignRequests()
         : (long) load.prefillingRequests() + load.foreignWaiting();
+  }
+
+  /** {@link #of} when {@code foreign}, else {@link #own}. */
+  public long of(BackendLoad load, boolean foreign) {
+    return foreign ? of(load) : own(load);
   }
 
   /**

@@ -26,12 +26,15 @@ import java.util.random.RandomGenerator;
  *       since PR #14650; before, the smallest tree). Unlike SGLang, every candidate's match is
  *       known, not just one tenant's, and ties are never broken by list order: least loaded ties
  *       go to the longest match, longest-match ties to the least loaded, and what remains tied to
- *       a draw from the injected generator.
+ *       a draw from the injected generator. With {@link PolicyConfig#foreignLoad()}, {@code max}
+ *       and {@code min} stay over this router's own loads while "least loaded" counts the
+ *       engine-reported foreign load too (see {@link CacheAwarePolicy}).
  *   <li>{@code cost}: Dynamo's KV-router cost ({@code reference/dynamo-router.md} §1.1, Gen 1/2 with
  *       default weights: prefill blocks not cached plus active prefill blocks plus active decode
  *       blocks) in tokens: {@code cost = prefillWeight × (promptTokens − matchedTokens +
  *       inFlightPrefillTokens) + decodeWeight × (activeDecodes + foreignRequests) ×
- *       decodeTokensPerRequest}; the cheapest wins, random among exact ties. Dynamo counts each
+ *       decodeTokensPerRequest}, {@code foreignRequests} counted only with {@link
+ *       PolicyConfig#foreignLoad()}; the cheapest wins, random among exact ties. Dynamo counts each
  *       worker's active KV blocks; the router here counts active decodes and charges each
  *       {@code decodeTokensPerRequest}. A foreign request (engine-reported, not sent by this router)
  *       has an unknown prompt, so it is charged as one decode.
@@ -76,9 +79,9 @@ public final class Policies {
       case "random":
         return new RandomPolicy(rng);
       case "least-loaded":
-        return new LeastLoadedPolicy(config.loadMeasure(), rng);
+        return new LeastLoadedPolicy(config.loadMeasure(), config.foreignLoad(), rng);
       case "power-of-two":
-        return new PowerOfTwoPolicy(config.loadMeasure(), rng);
+        return new PowerOfTwoPolicy(config.loadMeasure(), config.foreignLoad(), rng);
       case "sticky":
         return new StickyPolicy(config.virtualNodes(), rng);
       case "cache-aware":

@@ -32,6 +32,9 @@ import java.util.Objects;
  * @param decodeWeight {@code cost}: weight of a decode token-equivalent; {@code >= 0}
  * @param decodeTokensPerRequest {@code cost}: tokens of KV each active decode (and each foreign
  *     request an engine reports) is taken to hold; {@code >= 0}
+ * @param foreignLoad whether load-based rules count the engine-reported load this router did not
+ *     send ({@link dev.kvroute.core.load.BackendLoad#foreignRequests()}); off by default, see
+ *     {@link LoadMeasure#of}
  */
 public record PolicyConfig(
     double cacheThreshold,
@@ -41,7 +44,8 @@ public record PolicyConfig(
     int virtualNodes,
     double prefillWeight,
     double decodeWeight,
-    long decodeTokensPerRequest) {
+    long decodeTokensPerRequest,
+    boolean foreignLoad) {
 
   /** SGLang CLI default since Aug 2025. */
   public static final double DEFAULT_CACHE_THRESHOLD = 0.3;
@@ -103,35 +107,36 @@ public record PolicyConfig(
         DEFAULT_VIRTUAL_NODES,
         1.0,
         1.0,
-        DEFAULT_DECODE_TOKENS_PER_REQUEST);
+        DEFAULT_DECODE_TOKENS_PER_REQUEST,
+        false);
   }
 
   /** A copy with {@code cacheThreshold}. */
   public PolicyConfig withCacheThreshold(double cacheThreshold) {
     return new PolicyConfig(
         cacheThreshold, balanceAbsThreshold, balanceRelThreshold, loadMeasure, virtualNodes,
-        prefillWeight, decodeWeight, decodeTokensPerRequest);
+        prefillWeight, decodeWeight, decodeTokensPerRequest, foreignLoad);
   }
 
   /** A copy with both balance thresholds. */
   public PolicyConfig withBalance(long balanceAbsThreshold, double balanceRelThreshold) {
     return new PolicyConfig(
         cacheThreshold, balanceAbsThreshold, balanceRelThreshold, loadMeasure, virtualNodes,
-        prefillWeight, decodeWeight, decodeTokensPerRequest);
+        prefillWeight, decodeWeight, decodeTokensPerRequest, foreignLoad);
   }
 
   /** A copy with {@code loadMeasure}. */
   public PolicyConfig withLoadMeasure(LoadMeasure loadMeasure) {
     return new PolicyConfig(
         cacheThreshold, balanceAbsThreshold, balanceRelThreshold, loadMeasure, virtualNodes,
-        prefillWeight, decodeWeight, decodeTokensPerRequest);
+        prefillWeight, decodeWeight, decodeTokensPerRequest, foreignLoad);
   }
 
   /** A copy with {@code virtualNodes}. */
   public PolicyConfig withVirtualNodes(int virtualNodes) {
     return new PolicyConfig(
         cacheThreshold, balanceAbsThreshold, balanceRelThreshold, loadMeasure, virtualNodes,
-        prefillWeight, decodeWeight, decodeTokensPerRequest);
+        prefillWeight, decodeWeight, decodeTokensPerRequest, foreignLoad);
   }
 
   /** A copy with the {@code cost} policy's weights. */
@@ -139,6 +144,13 @@ public record PolicyConfig(
       double prefillWeight, double decodeWeight, long decodeTokensPerRequest) {
     return new PolicyConfig(
         cacheThreshold, balanceAbsThreshold, balanceRelThreshold, loadMeasure, virtualNodes,
-        prefillWeight, decodeWeight, decodeTokensPerRequest);
+        prefillWeight, decodeWeight, decodeTokensPerRequest, foreignLoad);
+  }
+
+  /** A copy with {@code foreignLoad}. */
+  public PolicyConfig withForeignLoad(boolean foreignLoad) {
+    return new PolicyConfig(
+        cacheThreshold, balanceAbsThreshold, balanceRelThreshold, loadMeasure, virtualNodes,
+        prefillWeight, decodeWeight, decodeTokensPerRequest, foreignLoad);
   }
 }

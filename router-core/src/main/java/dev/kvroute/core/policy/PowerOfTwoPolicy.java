@@ -8,10 +8,12 @@ import java.util.random.RandomGenerator;
  */
 final class PowerOfTwoPolicy extends AbstractPolicy {
   private final LoadMeasure measure;
+  private final boolean foreign;
 
-  PowerOfTwoPolicy(LoadMeasure measure, RandomGenerator rng) {
+  PowerOfTwoPolicy(LoadMeasure measure, boolean foreign, RandomGenerator rng) {
     super("power-of-two", rng);
     this.measure = measure;
+    this.foreign = foreign;
   }
 
   @Override
@@ -25,8 +27,8 @@ final class PowerOfTwoPolicy extends AbstractPolicy {
     if (b >= a) {
       b++;
     }
-    long la = measure.of(context.candidates().get(a).load());
-    long lb = measure.of(context.candidates().get(b).load());
+    long la = measure.of(context.candidates().get(a).load(), foreign);
+    long lb = measure.of(context.candidates().get(b).load(), foreign);
     int chosen;
     if (la != lb) {
       chosen = la < lb ? a : b;

@@ -74,21 +74,39 @@ class CacheAwarePolicyTest {
     assertThat(abs.rule()).isEqualTo(Rule.CACHE_HIT);
   }
 
+  private final RoutingPolicy withForeign = policy("cache-aware", PolicyConfig.defaults().withForeignLoad(true), 1);
+
   @Test
-  void engineReportedForeignLoadCountsInEitherMeasure() {
-    // this router sent a and b nothing, but another router keeps 80 requests (20 waiting) on a
+  void foreignLoadPlacesRequestsButDoesNotSwitchTheRule() {
+    RoutingPolicy p = withForeign;
+    // this router sent nothing anywhere, but others keep 80 requests (20 waiting) on a
     BackendLoad foreign = new BackendLoad(0, 0, 0, 0, 80, 20, 0.9);
-    RoutingContext ctx = ctx(1000, c("a", 900, foreign), c("b", 0, BackendLoad.IDLE));
-    Decision d = p.choose(ctx);
-    assertThat(d.rule()).isEqualTo(Rule.IMBALANCE);
-    assertThat(d.backend()).isEqualTo(b("b"));
-    assertThat(d.detail()).contains("load max 80 min 0");
-    PolicyConfig seed =
-        PolicyConfig.defaults().withBalance(3, 1.5).withLoadMeasure(LoadMeasure.PREFILLING_REQUESTS);
-    assertThat(policy("cache-aware", seed, 1).choose(ctx).rule()).isEqualTo(Rule.IMBALANCE);
-    // without the report the same backends look idle, and the match wins
-    assertThat(p.choose(ctx(1000, c("a", 900, BackendLoad.IDLE), c("b", 0, BackendLoad.IDLE))).backend())
+    // a cache hit on a stays a hit: the router's own loads are balanced
+    Decision hit = p.choose(ctx(1000, c("a", 900, foreign), c("b", 0, BackendLoad.IDLE)));
+    assertThat(hit.rule()).isEqualTo(Rule.CACHE_HIT);
+    assertThat(hit.backend()).isEqualTo(b("a"));
+    // a miss goes to the least loaded counting the foreign load, in either measure
+    Decision miss = p.choose(ctx(1000, c("a", 0, foreign), c("b", 0, inFlight(3))));
+    assertThat(miss.rule()).isEqualTo(Rule.CACHE_MISS);
+    assertThat(miss.backend()).isEqualTo(b("b"));
+    assertThat(miss.detail()).contains("load max 3 min 0").endsWith("least loaded counts 80 engine-reported foreign");
+    PolicyConfig seed = PolicyConfig.defaults().withBalance(3, 1.5)
+        .withLoadMeasure(LoadMeasure.PREFILLING_REQUESTS).withForeignLoad(true);
+    assertThat(policy("cache-aware", seed, 1)
+        .choose(ctx(1000, c("a", 0, foreign), c("b", 0, load(2, 0, 2, 0)))).backend()).isEqualTo(b("b"));
+    // by default (or without the report) a looks idle and takes the miss
+    assertThat(this.p.choose(ctx(1000, c("a", 0, foreign), c("b", 0, inFlight(3)))).backend()).isEqualTo(b("a"));
+    assertThat(p.choose(ctx(1000, c("a", 0, BackendLoad.IDLE), c("b", 0, inFlight(3)))).backend())
         .isEqualTo(b("a"));
+  }
+
+  @Test
+  void ownImbalanceSwitchesTheRuleAndThePickCountsForeignLoad() {
+    // own loads 70 / 0 / 2 are imbalanced; b's 100 foreign requests make c the least loaded
+    Decision d = withForeign.choose(ctx(1000, c("a", 1000, inFlight(70)),
+        c("b", 0, new BackendLoad(0, 0, 0, 0, 100, 0, -1)), c("c", 0, inFlight(2))));
+    assertThat(d.rule()).isEqualTo(Rule.IMBALANCE);
+    assertThat(d.backend()).isEqualTo(b("c"));
   }
 
   @Test

@@ -50,9 +50,11 @@ class CostPolicyTest {
     // a: uncached 0 + 6 foreign requests × 100 = 600; b: uncached 500
     RoutingContext ctx = ctx(500, c("a", 500, new dev.kvroute.core.load.BackendLoad(0, 0, 0, 0, 6, 2, -1)),
         c("b", 0, load(0, 0, 0, 0)));
-    Decision d = policy("cost", config, 1).choose(ctx);
+    Decision d = policy("cost", config.withForeignLoad(true), 1).choose(ctx);
     assertThat(d.detail()).isEqualTo("cost a=600 b=500");
     assertThat(d.backend()).isEqualTo(b("b"));
+    // off by default: a costs nothing
+    assertThat(policy("cost", config, 1).choose(ctx).detail()).isEqualTo("cost a=0 b=500");
   }
 
   @Test

@@ -154,6 +154,18 @@ class SimplePoliciesTest {
   }
 
   @Test
+  void leastLoadedAndPowerOfTwoCountForeignLoadOnlyWhenAsked() {
+    // a: this router's 1 request plus 6 foreign; b: 3 of this router's
+    RoutingContext ctx = ctx(10, c("a", 0, new dev.kvroute.core.load.BackendLoad(1, 0, 0, 1, 6, 2, -1)),
+        c("b", 0, inFlight(3)));
+    PolicyConfig foreign = PolicyConfig.defaults().withForeignLoad(true);
+    for (String name : new String[] {"least-loaded", "power-of-two"}) {
+      assertThat(policy(name).choose(ctx).backend()).as(name).isEqualTo(b("a"));
+      assertThat(policy(name, foreign, 1).choose(ctx).backend()).as(name).isEqualTo(b("b"));
+    }
+  }
+
+  @Test
   void powerOfTwoNeverPicksTheUniqueMostLoaded() {
     RoutingPolicy p = policy("power-of-two");
     RoutingContext ctx =

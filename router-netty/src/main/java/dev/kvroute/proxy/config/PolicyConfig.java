@@ -22,6 +22,9 @@ import dev.kvroute.core.policy.LoadMeasure;
  * @param prefillWeight cost: weight of a prefill token (default 1.0)
  * @param decodeWeight cost: weight of a decode token-equivalent (default 1.0)
  * @param decodeTokensPerRequest cost: KV tokens each active decode is taken to hold (default 1024)
+ * @param foreignLoad whether load-based rules count the load engines report beyond this router's
+ *     own (other routers, direct clients; scraped every {@code healthCheck.engineLoadInterval});
+ *     default off (docs/operations.md has the measurements)
  * @param seed seed of the policy's random generator (ties, {@code random}, {@code power-of-two})
  */
 public record PolicyConfig(
@@ -34,6 +37,7 @@ public record PolicyConfig(
     double prefillWeight,
     double decodeWeight,
     long decodeTokensPerRequest,
+    boolean foreignLoad,
     long seed) {
 
   public PolicyConfig {
@@ -41,7 +45,7 @@ public record PolicyConfig(
     Checks.nonBlank("loadMeasure", loadMeasure);
     // router-core validates every threshold with the same message format
     coreConfig(cacheThreshold, balanceAbsThreshold, balanceRelThreshold, loadMeasure, virtualNodes,
-        prefillWeight, decodeWeight, decodeTokensPerRequest);
+        prefillWeight, decodeWeight, decodeTokensPerRequest, foreignLoad);
   }
 
   /** router-core's defaults for every threshold, {@code cache-aware}, seed 42. */
@@ -49,26 +53,32 @@ public record PolicyConfig(
     dev.kvroute.core.policy.PolicyConfig d = dev.kvroute.core.policy.PolicyConfig.defaults();
     return new PolicyConfig("cache-aware", d.cacheThreshold(), d.balanceAbsThreshold(),
         d.balanceRelThreshold(), d.loadMeasure().configName(), d.virtualNodes(), d.prefillWeight(),
-        d.decodeWeight(), d.decodeTokensPerRequest(), 42);
+        d.decodeWeight(), d.decodeTokensPerRequest(), d.foreignLoad(), 42);
   }
 
   /** Policy {@code name} with router-core's thresholds {@code core} and {@code seed}. */
   public static PolicyConfig of(String name, dev.kvroute.core.policy.PolicyConfig core, long seed) {
     return new PolicyConfig(name, core.cacheThreshold(), core.balanceAbsThreshold(), core.balanceRelThreshold(),
         core.loadMeasure().configName(), core.virtualNodes(), core.prefillWeight(), core.decodeWeight(),
-        core.decodeTokensPerRequest(), seed);
+        core.decodeTokensPerRequest(), core.foreignLoad(), seed);
   }
 
   /** These thresholds as router-core's policy configuration. */
   public dev.kvroute.core.policy.PolicyConfig toCore() {
     return coreConfig(cacheThreshold, balanceAbsThreshold, balanceRelThreshold, loadMeasure,
-        virtualNodes, prefillWeight, decodeWeight, decodeTokensPerRequest);
+        virtualNodes, prefillWeight, decodeWeight, decodeTokensPerRequest, foreignLoad);
   }
 
   /** A copy naming another policy. */
   public PolicyConfig withName(String name) {
     return new PolicyConfig(name, cacheThreshold, balanceAbsThreshold, balanceRelThreshold,
-        loadMeasure, virtualNodes, prefillWeight, decodeWeight, decodeTokensPerRequest, seed);
+        loadMeasure, virtualNodes, prefillWeight, decodeWeight, decodeTokensPerRequest, foreignLoad, seed);
+  }
+
+  /** A copy that counts (or not) engine-reported foreign load. */
+  public PolicyConfig withForeignLoad(boolean foreignLoad) {
+    return new PolicyConfig(name, cacheThreshold, balanceAbsThreshold, balanceRelThreshold,
+        loadMeasure, virtualNodes, prefillWeight, decodeWeight, decodeTokensPerRequest, foreignLoad, seed);
   }
 
   private static dev.kvroute.core.policy.PolicyConfig coreConfig(
@@ -79,9 +89,10 @@ public record PolicyConfig(
       int virtualNodes,
       double prefillWeight,
       double decodeWeight,
-      long decodeTokensPerRequest) {
+      long decodeTokensPerRequest,
+      boolean foreignLoad) {
     return new dev.kvroute.core.policy.PolicyConfig(cacheThreshold, balanceAbsThreshold,
         balanceRelThreshold, LoadMeasure.fromName(loadMeasure), virtualNodes, prefillWeight,
-        decodeWeight, decodeTokensPerRequest);
+        decodeWeight, decodeTokensPerRequest, foreignLoad);
   }
 }
