@@ -19,6 +19,7 @@ final class Backend {
   private volatile double engineStartSeconds = Double.NaN;
   private volatile boolean metricsRead;
   private final AtomicBoolean loadScrapeRunning = new AtomicBoolean();
+  private final AtomicBoolean earlierStartWarned = new AtomicBoolean();
   private volatile boolean removed;
   private volatile long capacityTokens;
   private volatile boolean capacityKnown;
@@ -72,7 +73,10 @@ final class Backend {
     return capacityKnown;
   }
 
-  /** The engine's {@code process_start_time_seconds} when last read, or NaN if never read. */
+  /**
+   * The latest {@code process_start_time_seconds} the engine reported (an earlier one read later is
+   * not a restart and does not replace it), or NaN if never read.
+   */
   double engineStartSeconds() {
     return engineStartSeconds;
   }
@@ -81,7 +85,6 @@ final class Backend {
     engineStartSeconds = seconds;
   }
 
-  /** Whether the engine's {@code /metrics} has been read since it was added (or last unreadable). */
   /** Marks an engine-load scrape as started; {@code false} if the last one has not ended. */
   boolean startLoadScrape() {
     return loadScrapeRunning.compareAndSet(false, true);
@@ -91,6 +94,15 @@ final class Backend {
     loadScrapeRunning.set(false);
   }
 
+  /**
+   * Whether this is the first time the engine reported a start time earlier than the latest one seen
+   * (the URL reaches several engines, e.g. a load balancer); {@code true} once.
+   */
+  boolean firstEarlierStartTime() {
+    return !earlierStartWarned.getAndSet(true);
+  }
+
+  /** Whether the engine's {@code /metrics} has been read since it was added (or last unreadable). */
   boolean metricsRead() {
     return metricsRead;
   }

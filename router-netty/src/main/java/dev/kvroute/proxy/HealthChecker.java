@@ -43,8 +43,10 @@ import java.util.regex.Pattern;
  * {@code sglang:num_queue_reqs}, {@code sglang:token_usage}; series with several label sets (data
  * parallel engines) are summed, KV usage averaged. A failed scrape, or an exposition without these
  * gauges, drops the report (no foreign load is assumed). A scrape still running when the next is due
- * is not doubled. The same scrape reads {@code process_start_time_seconds}: when it changes, the
- * engine restarted, however quickly, and the backend's index view is forgotten.
+ * is not doubled. The same scrape reads {@code process_start_time_seconds}: when it moves forward, the
+ * engine restarted, however quickly, and the backend's index view is forgotten. When it moves back,
+ * the URL reaches more than one engine (a load balancer); that is logged once and nothing is
+ * forgotten, so the view is not dropped at every scrape.
  *
  * <p>Thread-safe: probe results are applied on one event loop.
  */
@@ -144,15 +146,26 @@ final class HealthChecker implements AutoCloseable {
       backends.engineLoad(b, parseEngineLoad(text), asked);
       double started = parseStartSeconds(text);
       double known = b.engineStartSeconds();
-      if (b.metricsRead() && !Double.isNaN(started) && !Double.isNaN(known) && started != known) {
+      if (Double.isNaN(started)) {
+        return;
+      }
+      if (b.metricsRead() && !Double.isNaN(known) && started < known) {
+        // a restart only moves the start time forward: this is another engine behind the same URL
+        if (b.firstEarlierStartTime()) {
+          LOG.log(Level.WARNING, "backend {0}: /metrics reports an earlier process start time ({1}) than "
+              + "before ({2}): the URL seems to reach several engines (a load balancer?), so the router "
+              + "cannot know which one caches what; register each engine as a backend",
+              b.id(), String.valueOf(started), String.valueOf(known));
+        }
+        return;
+      }
+      if (b.metricsRead() && !Double.isNaN(known) && started > known) {
         backends.cacheLost(b);
         LOG.log(Level.INFO, "backend {0}: engine restarted (process_start_time_seconds {1} -> {2}); "
             + "its index view is forgotten", b.id(), String.valueOf(known), String.valueOf(started));
       }
-      if (!Double.isNaN(started)) {
-        b.engineStartSeconds(started);
-        b.metricsRead(true);
-      }
+      b.engineStartSeconds(started);
+      b.metricsRead(true);
     }));
   }
 

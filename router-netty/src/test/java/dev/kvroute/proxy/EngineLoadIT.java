@@ -194,4 +194,41 @@ final class EngineLoadIT {
       engine.close();
     }
   }
+
+  private static String metrics(double startSeconds, double kvUsage) {
+    return "process_start_time_seconds " + startSeconds + "\nvllm:num_requests_running 0.0\n"
+        + "vllm:num_requests_waiting 0.0\nvllm:kv_cache_usage_perc " + kvUsage + "\n";
+  }
+
+  /** Sets what the backend's /metrics answers and waits until the router has read it. */
+  private static void scraped(FakeBackend backend, KvrouteServer router, BackendId id, double start, double kv) {
+    backend.metricsText.set(metrics(start, kv));
+    await().atMost(Duration.ofSeconds(5)).until(() -> router.core().loads().load(id).engineKvUsage() == kv);
+  }
+
+  @Test
+  void onlyALaterStartTimeIsARestartSoSeveralEnginesBehindOneUrlDoNotWipeTheView() throws Exception {
+    try (FakeBackend backend = new FakeBackend("b");
+        KvrouteServer router = KvrouteServer.start(ProxyFailureIT.base("cache-aware", List.of(backend.uri()))
+            .withHealthCheck(new HealthCheckConfig(true, "/health", Duration.ofSeconds(5), Duration.ofSeconds(1), 2, 1,
+                Duration.ofMillis(50))))) {
+      BackendId id = router.backends().get(0);
+      String prompt = chat("a fairly long prompt ".repeat(40), 2);
+      scraped(backend, router, id, 1000.0, 0.1);
+      assertThat(post(router.uri(), "/v1/chat/completions", prompt).statusCode()).isEqualTo(200);
+      assertThat(router.core().index().sizeTokens(id)).isGreaterThan(100);
+
+      scraped(backend, router, id, 2000.0, 0.2); // restarted
+      await().atMost(Duration.ofSeconds(5)).until(() -> router.core().index().sizeTokens(id) == 0);
+      assertThat(post(router.uri(), "/v1/chat/completions", prompt).statusCode()).isEqualTo(200);
+      long held = router.core().index().sizeTokens(id);
+      assertThat(held).isGreaterThan(100);
+
+      // another engine behind the same URL, then the first again: neither is a restart
+      scraped(backend, router, id, 1000.0, 0.3);
+      scraped(backend, router, id, 2000.0, 0.4);
+      scraped(backend, router, id, 1500.0, 0.5);
+      assertThat(router.core().index().sizeTokens(id)).isEqualTo(held);
+    }
+  }
 }

@@ -85,6 +85,9 @@ final class FakeBackend implements AutoCloseable {
   private final AtomicBoolean healthy = new AtomicBoolean(true);
   /** Bytes of {@code bulk} bodies accepted by the socket so far. */
   final java.util.concurrent.atomic.AtomicLong bulkWritten = new java.util.concurrent.atomic.AtomicLong();
+  /** What {@code GET /metrics} answers. */
+  final java.util.concurrent.atomic.AtomicReference<String> metricsText = new java.util.concurrent.atomic.AtomicReference<>(
+      "vllm:cache_config_info{block_size=\"16\",num_gpu_blocks=\"100\"} 1.0\n");
   /** When non-zero, every generation request is answered with this status. */
   final AtomicInteger forcedStatus = new AtomicInteger();
   /** When set, directives (as in {@code x-fake}) applied to every request before the header's. */
@@ -167,7 +170,7 @@ final class FakeBackend implements AutoCloseable {
         return;
       }
       if (path.equals("/metrics")) {
-        respond(ctx, HttpResponseStatus.OK, "vllm:cache_config_info{block_size=\"16\",num_gpu_blocks=\"100\"} 1.0\n", req, Map.of());
+        respond(ctx, HttpResponseStatus.OK, metricsText.get(), req, Map.of());
         return;
       }
       received.add(new Received(req.method().name(), req.uri(), new DefaultHttpHeaders().add(req.headers()),
