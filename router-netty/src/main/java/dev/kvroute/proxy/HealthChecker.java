@@ -7,6 +7,7 @@ import io.netty.channel.EventLoop;
 import java.lang.System.Logger.Level;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
@@ -136,7 +137,14 @@ final class HealthChecker implements AutoCloseable {
     BackendLoad asked = backends.load(b);
     Duration timeout = config.timeout().compareTo(config.engineLoadInterval()) < 0
         ? config.timeout() : config.engineLoadInterval();
-    control.get(b.config(), "/metrics", null, timeout).whenComplete((r, e) -> loop.execute(() -> {
+    CompletableFuture<ControlClient.Response> reply;
+    try {
+      reply = control.get(b.config(), "/metrics", null, timeout);
+    } catch (RuntimeException e) {
+      b.endLoadScrape(); // or this backend would never be scraped again
+      throw e;
+    }
+    reply.whenComplete((r, e) -> loop.execute(() -> {
       b.endLoadScrape();
       if (e != null || !r.ok()) {
         backends.engineLoad(b, null, asked);
