@@ -33,8 +33,10 @@ case "$SCENARIO" in
   direct | two-routers) ;;
   *) echo "foreign-load: unknown scenario $SCENARIO (expected: direct or two-routers)" >&2; exit 2 ;;
 esac
-./kvroute --version >/dev/null # builds the jar when the sources are newer
 mkdir -p "$OUT"
+# builds the jar when the sources are newer
+./kvroute --version >/dev/null 2>"$OUT/build.log" || { cat "$OUT/build.log" >&2; exit 1; }
+rm -f "$OUT/$SCENARIO"-engine-load-*.md # rows of earlier runs with other RUNS
 
 ENGINES=()
 for i in 0 1 2 3; do
@@ -74,10 +76,11 @@ router() { # port interval log
   wait_for "http://127.0.0.1:$1/ready"
 }
 
-loadtest() { # target engines replicas sessions-per-replica seed label
+loadtest() { # target engines replicas sessions-per-replica seed label; in the background
   java -jar "$JAR" loadtest --target "$1" --engines "$2" --workload seed --replicas "$3" \
     --sessions-per-replica "$4" --seed "$5" --time-scale "$K" --label "$6" --markdown "$OUT/$6.md" \
-    >"$OUT/$6.log" 2>&1
+    >"$OUT/$6.log" 2>&1 &
+  pids+=($!)
 }
 
 run() { # engine-load interval
@@ -89,17 +92,19 @@ run() { # engine-load interval
   for e in "${ENGINES[@]}"; do wait_for "$e/health"; done
   local a=$((BASE_PORT + 10)) b=$((BASE_PORT + 11))
   router "$a" "$interval" "$OUT/router-a-$tag.log"
+  local first=${#pids[@]}
   if [ "$SCENARIO" = direct ]; then
-    loadtest "${ENGINES[0]}" "${ENGINES[0]}" 1 "$PER_REPLICA" 7 "$tag-direct" &
-    local other=$!
-    loadtest "http://127.0.0.1:$a" "$ALL" 4 "$PER_REPLICA" 42 "$tag-router" || true
+    loadtest "${ENGINES[0]}" "${ENGINES[0]}" 1 "$PER_REPLICA" 7 "$tag-direct"
+    loadtest "http://127.0.0.1:$a" "$ALL" 4 "$PER_REPLICA" 42 "$tag-router"
   else
     router "$b" "$interval" "$OUT/router-b-$tag.log"
-    loadtest "http://127.0.0.1:$b" "$ALL" 4 $((PER_REPLICA / 2)) 7 "$tag-router-b" &
-    local other=$!
-    loadtest "http://127.0.0.1:$a" "$ALL" 4 $((PER_REPLICA / 2)) 42 "$tag-router-a" || true
+    first=${#pids[@]}
+    loadtest "http://127.0.0.1:$b" "$ALL" 4 $((PER_REPLICA / 2)) 7 "$tag-router-b"
+    loadtest "http://127.0.0.1:$a" "$ALL" 4 $((PER_REPLICA / 2)) 42 "$tag-router-a"
   fi
-  wait "$other" || true
+  for p in "${pids[@]:$first}"; do
+    wait "$p" || echo "foreign-load: a load test failed; see $OUT/$tag-*.log" >&2
+  done
   cleanup
 }
 
@@ -107,4 +112,7 @@ for interval in ${RUNS:-0s 1s}; do
   run "$interval"
 done
 echo "foreign-load $SCENARIO, K=$K, routers: cache-aware ${POLICY[*]}"
+header=$(grep -h -m1 '^| policy' "$OUT/$SCENARIO"-engine-load-*.md | head -1)
+echo "${header/| policy |/| client |}"
+echo "|---|---:|---:|---:|---:|---:|---:|"
 grep -h '^| ' "$OUT/$SCENARIO"-engine-load-*.md | grep -v -e '^| policy' -e '^|---' | sort

@@ -3,6 +3,7 @@ package dev.kvroute.proxy;
 import dev.kvroute.core.BackendId;
 import dev.kvroute.proxy.config.BackendConfig;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * A backend as the proxy tracks it: its configuration, health (from active checks), circuit
@@ -20,6 +21,7 @@ final class Backend {
   private volatile boolean metricsRead;
   private final AtomicBoolean loadScrapeRunning = new AtomicBoolean();
   private final AtomicBoolean earlierStartWarned = new AtomicBoolean();
+  private final AtomicInteger failedLoadScrapes = new AtomicInteger();
   private volatile boolean removed;
   private volatile long capacityTokens;
   private volatile boolean capacityKnown;
@@ -92,6 +94,16 @@ final class Backend {
 
   void endLoadScrape() {
     loadScrapeRunning.set(false);
+  }
+
+  /** Counts a failed load scrape; returns the consecutive failures so far. */
+  int loadScrapeFailed() {
+    return failedLoadScrapes.incrementAndGet();
+  }
+
+  /** Resets the failed load scrapes; returns how many there were. */
+  int loadScrapeSucceeded() {
+    return failedLoadScrapes.getAndSet(0);
   }
 
   /**

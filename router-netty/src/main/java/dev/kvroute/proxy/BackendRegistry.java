@@ -136,13 +136,16 @@ final class BackendRegistry {
    * gauges, so the last report is dropped); {@code asked} is the router's own load when it was sent.
    */
   void engineLoad(Backend b, EngineLoad reported, BackendLoad asked) {
-    if (b.removed()) {
-      return;
-    }
-    if (reported == null) {
-      core.loads().clearEngine(b.id());
-    } else {
-      core.loads().reportEngine(b.id(), reported, asked);
+    synchronized (this) {
+      // under the lock remove() holds, so a report never re-creates a removed backend's counters
+      if (b.removed()) {
+        return;
+      }
+      if (reported == null) {
+        core.loads().clearEngine(b.id());
+      } else {
+        core.loads().reportEngine(b.id(), reported, asked);
+      }
     }
   }
 

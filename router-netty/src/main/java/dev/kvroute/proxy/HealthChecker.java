@@ -42,14 +42,17 @@ import java.util.regex.Pattern;
  * {@code vllm:num_requests_waiting}, {@code vllm:kv_cache_usage_perc} (or the older
  * {@code vllm:gpu_cache_usage_perc}), else SGLang's {@code sglang:num_running_reqs},
  * {@code sglang:num_queue_reqs}, {@code sglang:token_usage}; series with several label sets (data
- * parallel engines) are summed, KV usage averaged. A failed scrape, or an exposition without these
- * gauges, drops the report (no foreign load is assumed). A scrape still running when the next is due
- * is not doubled. The same scrape reads {@code process_start_time_seconds}: when it moves forward, the
+ * parallel engines) are summed, KV usage averaged. A scrape waits up to {@code healthCheck.timeout};
+ * one still running when the next is due is not doubled. After {@value #FAILED_SCRAPES_KEPT}
+ * consecutive failed scrapes (no answer, an error status, or no load gauges in it) the last report is
+ * dropped (no foreign load is assumed) and a warning is logged, once until the load is read again. The same scrape reads {@code process_start_time_seconds}: when it moves forward, the
  * engine restarted, however quickly, and the backend's index view is forgotten. When it moves back,
  * the URL reaches more than one engine (a load balancer); that is logged once and nothing is
  * forgotten, so the view is not dropped at every scrape.
  *
- * <p>Thread-safe: probe results are applied on one event loop.
+ * <p>Thread-safe: health probe and load scrape results are applied on one event loop; the capacity
+ * and restart reads complete on the control client's threads. What they share on a {@link Backend}
+ * is volatile or atomic.
  */
 final class HealthChecker implements AutoCloseable {
   private static final System.Logger LOG = System.getLogger(HealthChecker.class.getName());
@@ -59,6 +62,9 @@ final class HealthChecker implements AutoCloseable {
       Pattern.compile("(?m)^sglang:max_total_num_tokens(?:\\{[^}]*})?\\s+([0-9.eE+]+)");
   private static final Pattern PROCESS_START =
       Pattern.compile("(?m)^process_start_time_seconds(?:\\{[^}]*})?\\s+([0-9.eE+]+)");
+
+  /** Consecutive failed load scrapes after which the last report is dropped (then logged). */
+  static final int FAILED_SCRAPES_KEPT = 3;
 
   private final HealthCheckConfig config;
   private final BackendRegistry backends;
@@ -135,23 +141,35 @@ final class HealthChecker implements AutoCloseable {
       return;
     }
     BackendLoad asked = backends.load(b);
-    Duration timeout = config.timeout().compareTo(config.engineLoadInterval()) < 0
-        ? config.timeout() : config.engineLoadInterval();
     CompletableFuture<ControlClient.Response> reply;
     try {
-      reply = control.get(b.config(), "/metrics", null, timeout);
+      reply = control.get(b.config(), "/metrics", null, config.timeout());
     } catch (RuntimeException e) {
       b.endLoadScrape(); // or this backend would never be scraped again
       throw e;
     }
     reply.whenComplete((r, e) -> loop.execute(() -> {
       b.endLoadScrape();
-      if (e != null || !r.ok()) {
-        backends.engineLoad(b, null, asked);
+      String text = e == null && r.ok() ? new String(r.body(), StandardCharsets.UTF_8) : null;
+      EngineLoad load = text == null ? null : parseEngineLoad(text);
+      if (load == null) {
+        String why = text == null ? (e != null ? e.toString() : "status " + r.status())
+            : "no vllm:num_requests_running/waiting (nor SGLang's) in it";
+        if (b.loadScrapeFailed() == FAILED_SCRAPES_KEPT) {
+          // a missed scrape or two keeps the last report (an overloaded engine answers slowly)
+          backends.engineLoad(b, null, asked);
+          LOG.log(Level.WARNING, "backend {0}: cannot read its load from /metrics ({1}); counting no "
+              + "foreign load on it until it can", b.id(), why);
+        }
+      } else {
+        if (b.loadScrapeSucceeded() > FAILED_SCRAPES_KEPT) {
+          LOG.log(Level.INFO, "backend {0}: its load is read from /metrics again", b.id());
+        }
+        backends.engineLoad(b, load, asked);
+      }
+      if (text == null) {
         return;
       }
-      String text = new String(r.body(), StandardCharsets.UTF_8);
-      backends.engineLoad(b, parseEngineLoad(text), asked);
       double started = parseStartSeconds(text);
       double known = b.engineStartSeconds();
       if (Double.isNaN(started)) {
@@ -248,6 +266,15 @@ final class HealthChecker implements AutoCloseable {
     }
   }
 
+  /** {@code text} as a number, or NaN when it is not one (a malformed exposition). */
+  private static double number(String text) {
+    try {
+      return Double.parseDouble(text);
+    } catch (NumberFormatException e) {
+      return Double.NaN;
+    }
+  }
+
   /** After {@code b} recovered: forgets its index view if its engine restarted (see the class doc). */
   private void checkRestart(Backend b) {
     control.get(b.config(), "/metrics", null, config.timeout()).whenComplete((r, e) -> {
@@ -281,7 +308,8 @@ final class HealthChecker implements AutoCloseable {
   /** {@code process_start_time_seconds} from a Prometheus text exposition, or NaN when absent. */
   static double parseStartSeconds(String metricsText) {
     Matcher m = PROCESS_START.matcher(metricsText);
-    return m.find() ? Double.parseDouble(m.group(1)) : Double.NaN;
+    double v = m.find() ? number(m.group(1)) : Double.NaN;
+    return v > 0 && !Double.isInfinite(v) ? v : Double.NaN;
   }
 
   /** Reads {@code b}'s capacity (unless configured) and its engine's start time, until both are read once. */
@@ -320,7 +348,8 @@ final class HealthChecker implements AutoCloseable {
     }
     Matcher m = SGLANG_TOKENS.matcher(metricsText);
     if (m.find()) {
-      return (long) Double.parseDouble(m.group(1));
+      double v = number(m.group(1));
+      return v >= 1 && !Double.isInfinite(v) ? (long) v : -1;
     }
     return -1;
   }

@@ -211,7 +211,7 @@ final class EngineLoadIT {
     try (FakeBackend backend = new FakeBackend("b");
         KvrouteServer router = KvrouteServer.start(ProxyFailureIT.base("cache-aware", List.of(backend.uri()))
             .withHealthCheck(new HealthCheckConfig(true, "/health", Duration.ofSeconds(5), Duration.ofSeconds(1), 2, 1,
-                Duration.ofMillis(50))))) {
+                Duration.ofMillis(100))))) {
       BackendId id = router.backends().get(0);
       String prompt = chat("a fairly long prompt ".repeat(40), 2);
       scraped(backend, router, id, 1000.0, 0.1);
@@ -229,6 +229,25 @@ final class EngineLoadIT {
       scraped(backend, router, id, 2000.0, 0.4);
       scraped(backend, router, id, 1500.0, 0.5);
       assertThat(router.core().index().sizeTokens(id)).isEqualTo(held);
+    }
+  }
+
+  @Test
+  void aReportIsDroppedOnlyAfterSeveralScrapesFail() throws Exception {
+    try (FakeBackend backend = new FakeBackend("b");
+        KvrouteServer router = KvrouteServer.start(ProxyFailureIT.base("cache-aware", List.of(backend.uri()))
+            .withHealthCheck(new HealthCheckConfig(true, "/health", Duration.ofSeconds(5), Duration.ofSeconds(1), 2, 1,
+                Duration.ofMillis(100))))) {
+      BackendId id = router.backends().get(0);
+      backend.metricsText.set("vllm:num_requests_running 5.0\nvllm:num_requests_waiting 2.0\n");
+      await().atMost(Duration.ofSeconds(5)).until(() -> router.core().loads().load(id).foreignRequests() == 7);
+      // the gauges vanish (an engine that cannot say): a missed scrape or two keeps the report, then it goes
+      backend.metricsText.set("# nothing\n");
+      long since = System.nanoTime();
+      await().atMost(Duration.ofSeconds(5)).until(() -> router.core().loads().load(id).foreignRequests() == 0);
+      assertThat(Duration.ofNanos(System.nanoTime() - since))
+          .as("kept through %d failed scrapes 100 ms apart", HealthChecker.FAILED_SCRAPES_KEPT - 1)
+          .isGreaterThanOrEqualTo(Duration.ofMillis(150));
     }
   }
 }

@@ -73,4 +73,13 @@ final class HealthCheckerTest {
     assertThat(HealthChecker.parseEngineLoad("vllm:num_requests_running +Inf\nvllm:num_requests_waiting 2\n"
         + "vllm:kv_cache_usage_perc 1.2\n")).isEqualTo(new EngineLoad(0, 2, 1.0));
   }
+
+  @Test
+  void unreadableNumbersAreAbsentNotErrors() {
+    assertThat(HealthChecker.parseStartSeconds("process_start_time_seconds +Inf\n")).isNaN();
+    assertThat(HealthChecker.parseStartSeconds("process_start_time_seconds 1.7.0\n")).isNaN();
+    assertThat(HealthChecker.parseStartSeconds("process_start_time_seconds -5\n")).isNaN();
+    assertThat(HealthChecker.parseCapacityTokens("sglang:max_total_num_tokens +Inf\n")).isEqualTo(-1);
+    assertThat(HealthChecker.parseCapacityTokens("sglang:max_total_num_tokens 1.2.3\n")).isEqualTo(-1);
+  }
 }

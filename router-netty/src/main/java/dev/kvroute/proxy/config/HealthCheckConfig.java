@@ -24,7 +24,9 @@ import java.time.Duration;
  * @param unhealthyThreshold consecutive failures that mark a backend unhealthy. Default 3
  * @param healthyThreshold consecutive successes that mark it healthy again. Default 2
  * @param engineLoadInterval time between scrapes of one backend's {@code /metrics} for its load;
- *     {@code 0} turns them off. Default 1s (SGLang's router notes advise about 1 s, not 30 s)
+ *     {@code 0} turns them off, else at least 100ms (each scrape is a connection and a whole
+ *     exposition; vLLM renders it in Python). Default 1s (SGLang's router notes advise about 1 s,
+ *     not 30 s)
  */
 public record HealthCheckConfig(
     boolean enabled,
@@ -34,6 +36,9 @@ public record HealthCheckConfig(
     int unhealthyThreshold,
     int healthyThreshold,
     Duration engineLoadInterval) {
+  /** The shortest {@code engineLoadInterval} other than 0. */
+  public static final Duration MIN_ENGINE_LOAD_INTERVAL = Duration.ofMillis(100);
+
   public HealthCheckConfig {
     Checks.nonBlank("path", path);
     if (!path.startsWith("/")) {
@@ -44,9 +49,9 @@ public record HealthCheckConfig(
     Checks.positive("unhealthyThreshold", unhealthyThreshold);
     Checks.positive("healthyThreshold", healthyThreshold);
     Checks.notNull("engineLoadInterval", engineLoadInterval, "a duration");
-    if (engineLoadInterval.isNegative()) {
+    if (!engineLoadInterval.isZero() && engineLoadInterval.compareTo(MIN_ENGINE_LOAD_INTERVAL) < 0) {
       throw new IllegalArgumentException("engineLoadInterval: " + Durations.format(engineLoadInterval)
-          + " (expected: >= 0, 0 = off)");
+          + " (expected: 0s = off, or >= " + Durations.format(MIN_ENGINE_LOAD_INTERVAL) + ")");
     }
   }
 
