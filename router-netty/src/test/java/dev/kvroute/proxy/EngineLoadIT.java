@@ -195,6 +195,13 @@ final class EngineLoadIT {
     }
   }
 
+  /** A cache-aware router in front of {@code backend}, scraping its load every 100 ms (probes: 5 s). */
+  private static KvrouteServer scrapingRouter(FakeBackend backend) {
+    return KvrouteServer.start(ProxyFailureIT.base("cache-aware", List.of(backend.uri()))
+        .withHealthCheck(new HealthCheckConfig(true, "/health", Duration.ofSeconds(5), Duration.ofSeconds(1), 2, 1,
+            Duration.ofMillis(100))));
+  }
+
   private static String metrics(double startSeconds, double kvUsage) {
     return "process_start_time_seconds " + startSeconds + "\nvllm:num_requests_running 0.0\n"
         + "vllm:num_requests_waiting 0.0\nvllm:kv_cache_usage_perc " + kvUsage + "\n";
@@ -209,9 +216,7 @@ final class EngineLoadIT {
   @Test
   void onlyALaterStartTimeIsARestartSoSeveralEnginesBehindOneUrlDoNotWipeTheView() throws Exception {
     try (FakeBackend backend = new FakeBackend("b");
-        KvrouteServer router = KvrouteServer.start(ProxyFailureIT.base("cache-aware", List.of(backend.uri()))
-            .withHealthCheck(new HealthCheckConfig(true, "/health", Duration.ofSeconds(5), Duration.ofSeconds(1), 2, 1,
-                Duration.ofMillis(100))))) {
+        KvrouteServer router = scrapingRouter(backend)) {
       BackendId id = router.backends().get(0);
       String prompt = chat("a fairly long prompt ".repeat(40), 2);
       scraped(backend, router, id, 1000.0, 0.1);
@@ -235,9 +240,7 @@ final class EngineLoadIT {
   @Test
   void aReportIsDroppedOnlyAfterSeveralScrapesFail() throws Exception {
     try (FakeBackend backend = new FakeBackend("b");
-        KvrouteServer router = KvrouteServer.start(ProxyFailureIT.base("cache-aware", List.of(backend.uri()))
-            .withHealthCheck(new HealthCheckConfig(true, "/health", Duration.ofSeconds(5), Duration.ofSeconds(1), 2, 1,
-                Duration.ofMillis(100))))) {
+        KvrouteServer router = scrapingRouter(backend)) {
       BackendId id = router.backends().get(0);
       backend.metricsText.set("vllm:num_requests_running 5.0\nvllm:num_requests_waiting 2.0\n");
       await().atMost(Duration.ofSeconds(5)).until(() -> router.core().loads().load(id).foreignRequests() == 7);

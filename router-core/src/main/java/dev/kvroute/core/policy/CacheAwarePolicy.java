@@ -10,9 +10,10 @@ import java.util.random.RandomGenerator;
  * random.
  *
  * <p>With {@link PolicyConfig#foreignLoad()}, engine-reported foreign load (other routers, direct
- * clients) places requests but does not switch the rule: the imbalance check compares this router's own loads ({@link LoadMeasure#own}),
- * the hot spots its cache affinity can make and its balancing can undo, while the least-loaded pick
- * (on imbalance and on a miss) compares whole loads ({@link LoadMeasure#of}). A backend kept busy by
+ * clients) places requests but does not switch the rule: the imbalance check compares this router's
+ * own loads ({@link LoadMeasure#own}), the hot spots its cache affinity can make and its balancing
+ * can undo, while the least-loaded pick (on imbalance and on a miss) compares whole loads ({@link
+ * LoadMeasure#of}). A backend kept busy by
  * others would otherwise hold the whole fleet in imbalance mode, every request sent away from its
  * cache (measured: {@code bench/scripts/foreign-load.sh}, docs/operations.md).
  */
