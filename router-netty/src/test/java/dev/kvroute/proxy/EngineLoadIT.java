@@ -81,28 +81,49 @@ final class EngineLoadIT {
     throw new AssertionError("no backend " + name + " in " + r.body());
   }
 
-  /** Sends {@code n} long requests straight to {@code engine}, bypassing the router; closing them aborts them. */
-  private static List<RawHttp> directLoad(MockEngineServer engine, int n) throws Exception {
-    List<RawHttp> clients = new ArrayList<>();
-    String body = chat("a batch job that talks to the engine directly", 1500);
-    for (int i = 0; i < n; i++) {
-      RawHttp c = new RawHttp(URI.create(engine.url()).getPort());
-      c.send("POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: "
-          + body.length() + "\r\n\r\n" + body);
-      clients.add(c);
+  /** Long requests sent straight to engines, bypassing the router; closing aborts them. */
+  private static final class DirectLoad implements AutoCloseable {
+    private final List<RawHttp> clients = new ArrayList<>();
+
+    /** Sends {@code n} requests of 1500 tokens to {@code engine}. */
+    void send(MockEngineServer engine, int n) throws Exception {
+      String body = chat("a batch job that talks to the engine directly", 1500);
+      for (int i = 0; i < n; i++) {
+        RawHttp c = new RawHttp(URI.create(engine.url()).getPort());
+        clients.add(c);
+        c.send("POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+            + "Content-Length: " + body.length() + "\r\n\r\n" + body);
+      }
     }
-    return clients;
+
+    @Override
+    public void close() throws Exception {
+      for (RawHttp c : clients) {
+        c.close();
+      }
+    }
+  }
+
+  /** Sends {@code n} fresh prompts (cached nowhere) through {@code router}; counts them by backend. */
+  private Map<String, Integer> freshPrompts(KvrouteServer router, int n) throws Exception {
+    Map<String, Integer> served = new HashMap<>();
+    for (int i = 0; i < n; i++) {
+      HttpResponse<String> r = post(router.uri(), "/v1/chat/completions", chat("question number " + i, 2));
+      assertThat(r.statusCode()).as(r.body()).isEqualTo(200);
+      served.merge(r.headers().firstValue("x-kvroute-backend").orElseThrow(), 1, Integer::sum);
+    }
+    return served;
   }
 
   @Test
   void loadOtherClientsPutOnAnEngineSteersRoutingAwayFromIt() throws Exception {
-    List<RawHttp> direct = List.of();
     try (MockEngineServer a = MockEngineServer.start(engine(0));
         MockEngineServer b = MockEngineServer.start(engine(0));
-        KvrouteServer router = router(Duration.ofMillis(100), Duration.ofSeconds(5), a, b)) {
+        KvrouteServer router = router(Duration.ofMillis(100), Duration.ofSeconds(5), a, b);
+        DirectLoad direct = new DirectLoad()) {
       BackendId busy = router.backends().get(0);
       BackendId free = router.backends().get(1);
-      direct = directLoad(a, FOREIGN);
+      direct.send(a, FOREIGN);
       await().atMost(Duration.ofSeconds(5)).until(() -> router.core().loads().load(busy).foreignRequests() == FOREIGN);
       assertThat(router.scrapeMetrics())
           .contains("kvroute_backend_foreign_requests{backend=\"" + busy.name() + "\"} " + FOREIGN + ".0")
@@ -112,65 +133,40 @@ final class EngineLoadIT {
       assertThat(load.path("engineKvUsage").asDouble()).isGreaterThan(0);
 
       // fresh prompts (no cached prefix anywhere): each goes to the less loaded engine, counting the foreign load
-      Map<String, Integer> served = new HashMap<>();
-      for (int i = 0; i < 8; i++) {
-        HttpResponse<String> r = post(router.uri(), "/v1/chat/completions", chat("question number " + i, 2));
-        assertThat(r.statusCode()).as(r.body()).isEqualTo(200);
-        served.merge(r.headers().firstValue("x-kvroute-backend").orElseThrow(), 1, Integer::sum);
-      }
-      assertThat(served).containsExactly(Map.entry(free.name(), 8));
+      assertThat(freshPrompts(router, 8)).containsExactly(Map.entry(free.name(), 8));
 
       // the direct clients go away: the engine's next report shows no foreign load
-      for (RawHttp c : direct) {
-        c.close();
-      }
+      direct.close();
       await().atMost(Duration.ofSeconds(5)).until(() -> router.core().loads().load(busy).foreignRequests() == 0);
-    } finally {
-      for (RawHttp c : direct) {
-        c.close();
-      }
     }
   }
 
   @Test
   void byDefaultTheForeignLoadIsShownButNotCounted() throws Exception {
-    List<RawHttp> direct = List.of();
     try (MockEngineServer a = MockEngineServer.start(engine(0));
         MockEngineServer b = MockEngineServer.start(engine(0));
-        KvrouteServer router = router(Duration.ofMillis(100), Duration.ofSeconds(5), false, a, b)) {
+        KvrouteServer router = router(Duration.ofMillis(100), Duration.ofSeconds(5), false, a, b);
+        DirectLoad direct = new DirectLoad()) {
       assertThat(ProxyConfig.defaults().policy().foreignLoad()).isFalse();
       BackendId busy = router.backends().get(0);
-      direct = directLoad(a, FOREIGN);
+      direct.send(a, FOREIGN);
       await().atMost(Duration.ofSeconds(5)).until(() -> router.core().loads().load(busy).foreignRequests() == FOREIGN);
       // not counted, both engines look idle to the router: fresh prompts go to either (ties are
       // drawn at random; all 8 on the other engine has odds of 1 in 256)
-      Map<String, Integer> served = new HashMap<>();
-      for (int i = 0; i < 8; i++) {
-        HttpResponse<String> r = post(router.uri(), "/v1/chat/completions", chat("question number " + i, 2));
-        served.merge(r.headers().firstValue("x-kvroute-backend").orElseThrow(), 1, Integer::sum);
-      }
-      assertThat(served).as("fresh prompts reach the busy engine too").containsKey(busy.name());
-    } finally {
-      for (RawHttp c : direct) {
-        c.close();
-      }
+      assertThat(freshPrompts(router, 8)).as("fresh prompts reach the busy engine too").containsKey(busy.name());
     }
   }
 
   @Test
   void withoutTheScrapeTheForeignLoadIsInvisible() throws Exception {
-    List<RawHttp> direct = List.of();
     try (MockEngineServer a = MockEngineServer.start(engine(0));
-        KvrouteServer router = router(Duration.ZERO, Duration.ofMillis(100), a)) {
+        KvrouteServer router = router(Duration.ZERO, Duration.ofMillis(100), a);
+        DirectLoad direct = new DirectLoad()) {
       BackendId id = router.backends().get(0);
-      direct = directLoad(a, 2);
+      direct.send(a, 2);
       await().during(Duration.ofMillis(500)).atMost(Duration.ofSeconds(2))
           .until(() -> router.core().loads().load(id).foreignRequests() == 0);
       assertThat(router.core().loads().load(id).engineKvUsage()).isEqualTo(-1);
-    } finally {
-      for (RawHttp c : direct) {
-        c.close();
-      }
     }
   }
 

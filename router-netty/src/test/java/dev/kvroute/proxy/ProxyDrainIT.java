@@ -26,6 +26,17 @@ final class ProxyDrainIT {
         + "\r\nContent-Length: " + body.length() + "\r\n\r\n" + body;
   }
 
+  /** Starts {@code router}'s drain (20 s limit) on another thread. */
+  private static CompletableFuture<Boolean> drainAsync(KvrouteServer router) {
+    return CompletableFuture.supplyAsync(() -> {
+      try {
+        return router.drain(Duration.ofSeconds(20));
+      } catch (InterruptedException e) {
+        throw new IllegalStateException(e);
+      }
+    });
+  }
+
   @Test
   void aStreamInProgressEndsNormallyWhileNewConnectionsAreRefused() throws Exception {
     try (FakeBackend backend = new FakeBackend("b");
@@ -39,13 +50,7 @@ final class ProxyDrainIT {
       streaming.send(streamRequest("delay-ms=700;events=12;interval-ms=50"));
       await().atMost(5, TimeUnit.SECONDS).until(() -> backend.received.size() == 1);
 
-      CompletableFuture<Boolean> drained = CompletableFuture.supplyAsync(() -> {
-        try {
-          return router.drain(Duration.ofSeconds(20));
-        } catch (InterruptedException e) {
-          throw new IllegalStateException(e);
-        }
-      });
+      CompletableFuture<Boolean> drained = drainAsync(router);
 
       await().atMost(5, TimeUnit.SECONDS).untilAsserted(() ->
           assertThatThrownBy(() -> new Socket("127.0.0.1", port).close()).isInstanceOf(ConnectException.class));
@@ -76,13 +81,7 @@ final class ProxyDrainIT {
       uploading.send(head);
       assertThat(uploading.read().status()).isEqualTo(100);
       uploading.send(body.substring(0, 100));
-      CompletableFuture<Boolean> drained = CompletableFuture.supplyAsync(() -> {
-        try {
-          return router.drain(Duration.ofSeconds(20));
-        } catch (InterruptedException e) {
-          throw new IllegalStateException(e);
-        }
-      });
+      CompletableFuture<Boolean> drained = drainAsync(router);
       // the rest of the body arrives after the drain began
       await().atMost(5, TimeUnit.SECONDS).untilAsserted(() ->
           assertThatThrownBy(() -> new Socket("127.0.0.1", router.port()).close()).isInstanceOf(ConnectException.class));
