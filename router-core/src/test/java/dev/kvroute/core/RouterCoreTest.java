@@ -76,17 +76,20 @@ class RouterCoreTest {
     return new RequestView(Endpoint.CHAT_COMPLETIONS, "m", session, messages, true, 64);
   }
 
+  /** Round-robin over backend A alone, whose view holds 128 tokens (two 64-token prompts). */
+  private RouterCore oneBackendWithRoomForTwoPrompts() {
+    RouterCore core = RouterCore.create(
+        Policies.create("round-robin", PolicyConfig.defaults(), new SplittableRandom(1)),
+        TOKENIZER, PrefixIndex.radix(PAGE, Ticker.system()), loads);
+    core.addBackend(A, 128);
+    return core;
+  }
+
   @Test
   void aFinishedRequestsPrefixIsTheMostRecentlyUsedAsInTheEngine() {
     // One backend with room for two 64-token prompts. A is routed first but finishes last, after B:
     // the engine's LRU order is by release, so the next prompt evicts B's blocks and keeps A's.
-    RouterCore core =
-        RouterCore.create(
-            Policies.create("round-robin", PolicyConfig.defaults(), new SplittableRandom(1)),
-            TOKENIZER,
-            PrefixIndex.radix(PAGE, Ticker.system()),
-            loads);
-    core.addBackend(A, 128);
+    RouterCore core = oneBackendWithRoomForTwoPrompts();
     int[] a = IntStream.range(0, 64).toArray();
     int[] b = IntStream.range(1_000, 1_064).toArray();
     int[] c = IntStream.range(2_000, 2_064).toArray();
@@ -105,13 +108,7 @@ class RouterCoreTest {
   @Test
   void anInFlightRequestsPagesArePinnedUntilItsOneRelease() {
     // Room for two 64-token prompts; A stays in flight while three others are routed and finish.
-    RouterCore core =
-        RouterCore.create(
-            Policies.create("round-robin", PolicyConfig.defaults(), new SplittableRandom(1)),
-            TOKENIZER,
-            PrefixIndex.radix(PAGE, Ticker.system()),
-            loads);
-    core.addBackend(A, 128);
+    RouterCore core = oneBackendWithRoomForTwoPrompts();
     int[] a = IntStream.range(0, 64).toArray();
     RouterCore.Routed ra = core.route(a, null, List.of(A));
     for (int i = 1; i <= 3; i++) {
