@@ -1,6 +1,7 @@
-package dev.kvroute.proxy;
+package dev.kvroute.cli;
 
 import dev.kvroute.core.RouterCore;
+import dev.kvroute.proxy.KvrouteServer;
 import dev.kvroute.proxy.config.ConfigException;
 import dev.kvroute.proxy.config.ConfigLoader;
 import dev.kvroute.proxy.config.ProxyConfig;
