@@ -301,6 +301,7 @@ public final class KvrouteServer implements AutoCloseable {
     // request and ends its lease (the loops' own shutdown would only close the sockets)
     context.clients().closeAll(Duration.ofSeconds(5));
     pool.close();
+    context.metrics().close();
     bodyWorkers.shutdownNow();
     boss.shutdownGracefully(0, 2, TimeUnit.SECONDS);
     workers.shutdownGracefully(0, 2, TimeUnit.SECONDS);
