@@ -191,7 +191,8 @@ public final class KvrouteServer implements AutoCloseable {
       adminChannel = bindOrFail(admin, config.admin().bind(), config.admin().port(), "admin");
     }
     health.start();
-    LOG.log(Level.INFO, "kvroute listening on {0}:{1} ({2}, policy {3}, {4} backends{5})", config.bind(),
+    // DEBUG: the program embedding the server prints the start line (kvroute serve: ServeCommand)
+    LOG.log(Level.DEBUG, "kvroute listening on {0}:{1} ({2}, policy {3}, {4} backends{5})", config.bind(),
         String.valueOf(port()), transport.name(), config.policy().name(), context.backends().all().size(),
         adminChannel == null ? "" : ", admin on " + config.admin().bind() + ":" + adminPort());
   }
@@ -207,6 +208,11 @@ public final class KvrouteServer implements AutoCloseable {
   /** The proxy's bound port. */
   public int port() {
     return ((InetSocketAddress) serverChannel.localAddress()).getPort();
+  }
+
+  /** The socket transport in use: {@code epoll} or {@code nio}. */
+  public String transportName() {
+    return transport.name();
   }
 
   /** The admin API's bound port, or {@code -1} when it is disabled. */
