@@ -4,6 +4,7 @@ import io.netty.channel.ChannelDuplexHandler;
 import io.netty.channel.ChannelFutureListener;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelPromise;
+import io.netty.channel.socket.DuplexChannel;
 import io.netty.handler.codec.http.FullHttpResponse;
 import io.netty.handler.codec.http.HttpRequest;
 import io.netty.handler.codec.http.HttpResponseStatus;
@@ -96,7 +97,8 @@ final class AdminTimeouts extends ChannelDuplexHandler {
 
   private void expire(ChannelHandlerContext ctx, boolean read) {
     timer = null;
-    if (read && reading) {
+    boolean answered = ctx.channel() instanceof DuplexChannel && ((DuplexChannel) ctx.channel()).isOutputShutdown();
+    if (read && reading && !answered) {
       RequestAggregator aggregator = ctx.pipeline().get(RequestAggregator.class);
       if (aggregator != null) {
         aggregator.abandon();
@@ -104,6 +106,7 @@ final class AdminTimeouts extends ChannelDuplexHandler {
       ctx.writeAndFlush(new RejectedRequest(HttpResponseStatus.REQUEST_TIMEOUT, "request body not received within "
           + readNanos / 1_000_000 + " ms").response(ctx.alloc())).addListener(ChannelFutureListener.CLOSE);
     } else {
+      // idle, or a refused request (already answered) whose body never came
       ctx.close();
     }
   }
