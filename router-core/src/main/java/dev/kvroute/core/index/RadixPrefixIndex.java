@@ -421,12 +421,12 @@ final class RadixPrefixIndex implements PrefixIndex {
     }
   }
 
-  /** Length of {@code backend}'s entry arrays, or 0 if unregistered; for tests. */
-  int entryCapacity(BackendId backend) {
+  /** How many times {@code backend}'s entry arrays grew, or 0 if unregistered; for tests. */
+  int entryGrowths(BackendId backend) {
     long stamp = lock.readLock();
     try {
       RecencyView view = views.get(backend);
-      return view == null ? 0 : view.entryCapacity();
+      return view == null ? 0 : view.growths();
     } finally {
       lock.unlockRead(stamp);
     }
@@ -480,6 +480,12 @@ final class RadixPrefixIndex implements PrefixIndex {
         // a pinning insert's new pages are provisional: they take no room yet
         if (mode != PIN && view.size - view.provisional >= view.capacityPages) {
           evictLeastRecent(view, after);
+        }
+        if (view.size >= view.limitPages()
+            && (view.size - walkCreated <= view.capacityPages || !evictLeastRecent(view, after))) {
+          // At twice its capacity with nothing to evict that the trim after this walk would not
+          // evict anyway: pins hold the view full, so the prompt is indexed no deeper here.
+          return d;
         }
         if (child == 0) {
           child = nodes.allocate(hash, node);

@@ -48,6 +48,7 @@ final class RecencyView {
   private int entryHighWater;
   private int freeEntries = NIL; // chained through the next field
   private IntIntMap entryOf = new IntIntMap();
+  private int growths; // reallocations of the entry arrays, for the growth regression test
 
   RecencyView(BackendId id, int ordinal) {
     this.id = id;
@@ -103,8 +104,11 @@ final class RecencyView {
       freeEntries = next(e);
     } else {
       if (entryHighWater == entryNode.length) {
-        int capacity =
-            Math.max(entryNode.length + 1, Math.min(entryNode.length * 2, capacityPages));
+        // doubling up to the limit (growing by one slot once past the capacity made an insert
+        // into a view over its capacity quadratic in the prompt)
+        int capacity = (int) Math.min(Integer.MAX_VALUE - 8,
+            Math.max(entryNode.length + INITIAL_ENTRIES, Math.min(2L * entryNode.length, limitPages())));
+        growths++;
         entryNode = Arrays.copyOf(entryNode, capacity);
         pins = Arrays.copyOf(pins, capacity);
         links = Arrays.copyOf(links, 2 * capacity);
@@ -276,9 +280,9 @@ final class RecencyView {
         + (16 + 4L * pins.length) + entryOf.estimatedBytes();
   }
 
-  /** Length of the entry arrays (for the growth regression test). */
-  int entryCapacity() {
-    return entryNode.length;
+  /** How many times the entry arrays were reallocated to grow (for the growth regression test). */
+  int growths() {
+    return growths;
   }
 
   /**
@@ -292,6 +296,8 @@ final class RecencyView {
     NodeTable.check(size - provisional <= capacityPages || head == NIL,
         "%s holds %d pages (%d provisional) over capacity %d with unpinned pages left to evict",
         id, size, provisional, capacityPages);
+    NodeTable.check(size <= Math.max(limitPages(), pinned),
+        "%s holds %d pages, over its limit %d (%d pinned)", id, size, limitPages(), pinned);
     NodeTable.check(entryOf.size() == size, "%s entry map has %d entries for size %d",
         id, entryOf.size(), size);
     Map<Integer, Integer> position = new HashMap<>();
