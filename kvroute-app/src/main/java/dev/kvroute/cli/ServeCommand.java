@@ -161,6 +161,29 @@ public final class ServeCommand implements Callable<Integer> {
       description = "Bearer token required by the admin API (default: $KVROUTE_ADMIN_TOKEN, else none).")
   String adminToken;
 
+  @YamlKey("admin.insecureNoToken")
+  @Option(names = "--admin-insecure-no-token",
+      description = "Allow a non-loopback --admin-bind without a token (anyone reaching the port can add backends); logged as a warning.")
+  Boolean adminInsecureNoToken;
+
+  @YamlKey("admin.maxBodyBytes")
+  @Option(names = "--admin-max-body-bytes", paramLabel = "N", description = "Largest admin request body; 413 beyond (default 1048576).")
+  Long adminMaxBodyBytes;
+
+  @YamlKey("admin.readTimeout")
+  @Option(names = "--admin-read-timeout", paramLabel = "DUR", description = "Admin request head to end of body; 408 beyond (default 10s).")
+  String adminReadTimeout;
+
+  @YamlKey("admin.idleTimeout")
+  @Option(names = "--admin-idle-timeout", paramLabel = "DUR",
+      description = "Longest wait for an admin connection's next request head; closed beyond (default 30s).")
+  String adminIdleTimeout;
+
+  @YamlKey("api.allowedPaths")
+  @Option(names = "--api-path", paramLabel = "PATTERN", split = ",",
+      description = "Engine paths clients may reach, replacing the list; 'default' stands for the data-plane set, * is one segment, a final ** any (see docs/operations.md#security).")
+  List<String> apiPaths;
+
   @YamlKey("timeouts.connect")
   @Option(names = "--connect-timeout", paramLabel = "DUR", description = "Upstream connect timeout (default 3s).")
   String connectTimeout;
