@@ -5,6 +5,7 @@ import dev.kvroute.core.RouterCore;
 import dev.kvroute.proxy.KvrouteServer;
 import dev.kvroute.proxy.config.ConfigException;
 import dev.kvroute.proxy.config.ConfigLoader;
+import dev.kvroute.proxy.config.DiscoveryConfig;
 import dev.kvroute.proxy.config.ProxyConfig;
 import java.io.PrintWriter;
 import java.lang.annotation.ElementType;
@@ -283,9 +284,55 @@ public final class ServeCommand implements Callable<Integer> {
   @Option(names = "--write-high-water-mark", paramLabel = "BYTES", description = "Channel unwritable above this (default 65536).")
   Integer highWaterMark;
 
+  @Option(names = "--discovery", paramLabel = "KIND",
+      description = "Backends discovered besides --backend: kubernetes (pods, see docs/kubernetes.md) or none (default: as --config says, else none).")
+  String discovery;
+
+  @YamlKey("discovery.kubernetes.namespace")
+  @Option(names = "--k8s-namespace", paramLabel = "NS", description = "kubernetes: the pods' namespace (default: the router's own, else default).")
+  String k8sNamespace;
+
+  @YamlKey("discovery.kubernetes.labelSelector")
+  @Option(names = "--k8s-selector", paramLabel = "SELECTOR", description = "kubernetes: label selector of the engine pods, e.g. app=vllm.")
+  String k8sSelector;
+
+  @YamlKey("discovery.kubernetes.port")
+  @Option(names = "--k8s-port", paramLabel = "NAME|N", description = "kubernetes: the engine's container port, by name or number.")
+  String k8sPort;
+
+  @YamlKey("discovery.kubernetes.kubeconfig")
+  @Option(names = "--kubeconfig", paramLabel = "FILE",
+      description = "kubernetes: kubeconfig file (default: in-cluster service account, else $KUBECONFIG or ~/.kube/config).")
+  String kubeconfig;
+
+  @YamlKey("discovery.kubernetes.resyncPeriod")
+  @Option(names = "--k8s-resync-period", paramLabel = "DUR", description = "kubernetes: re-deliver every watched pod this often (default 5m).")
+  String k8sResyncPeriod;
+
+  @YamlKey("discovery.kubernetes.startTimeout")
+  @Option(names = "--k8s-start-timeout", paramLabel = "DUR",
+      description = "kubernetes: longest wait for the first list of pods; unreachable longer fails the start (default 10s).")
+  String k8sStartTimeout;
+
   /** The configuration the file and flags describe. */
   ProxyConfig resolve() {
-    return ConfigLoader.load(config, overrides());
+    Map<String, Object> o = overrides();
+    boolean k8sFlags = o.keySet().stream().anyMatch(k -> k.startsWith("discovery."));
+    if (discovery != null && !discovery.equals("kubernetes") && !discovery.equals("none")) {
+      throw new ConfigException("--discovery: " + discovery + " (expected: kubernetes or none)");
+    }
+    if ("none".equals(discovery)) {
+      if (k8sFlags) {
+        throw new ConfigException("--discovery: none with --k8s-* or --kubeconfig flags (expected: --discovery kubernetes)");
+      }
+      return ConfigLoader.load(config, o).withDiscovery(DiscoveryConfig.off());
+    }
+    ProxyConfig cfg = ConfigLoader.load(config, o);
+    if ("kubernetes".equals(discovery) && !cfg.discovery().enabled()) {
+      throw new ConfigException("discovery.kubernetes: none (expected: --k8s-selector and --k8s-port, "
+          + "or a discovery.kubernetes section in --config)");
+    }
+    return cfg;
   }
 
   /** The non-null flags keyed by their YAML path. */
@@ -335,9 +382,9 @@ public final class ServeCommand implements Callable<Integer> {
         out.flush();
         return 0;
       }
-      if (cfg.backends().isEmpty() && cfg.mockBackends() == 0) {
+      if (cfg.backends().isEmpty() && cfg.mockBackends() == 0 && !cfg.discovery().enabled()) {
         throw new ConfigException("backends: none (expected: --backend URL, a backends list in --config, "
-            + "or --mock-backends N)");
+            + "--mock-backends N, or --discovery kubernetes)");
       }
     } catch (ConfigException e) {
       err.println("kvroute serve: " + e.getMessage());

@@ -8,6 +8,8 @@ import com.fasterxml.jackson.dataformat.yaml.YAMLFactory;
 import dev.kvroute.engine.server.MockEngineOptions;
 import dev.kvroute.proxy.KvrouteServer;
 import dev.kvroute.proxy.config.ConfigLoader;
+import dev.kvroute.proxy.config.DiscoveryConfig;
+import dev.kvroute.proxy.config.KubernetesDiscoveryConfig;
 import dev.kvroute.proxy.config.ProxyConfig;
 import java.io.PrintWriter;
 import java.io.StringWriter;
@@ -32,6 +34,10 @@ final class ServeCommandTest {
     JsonNode tree = new ObjectMapper(new YAMLFactory()).readTree(ConfigLoader.toYaml(ProxyConfig.defaults()));
     TreeSet<String> leaves = new TreeSet<>();
     collect(tree, "", leaves);
+    // discovery.kubernetes is absent by default; its keys are those of the section when present
+    JsonNode k8s = new ObjectMapper(new YAMLFactory()).readTree(ConfigLoader.toYaml(ProxyConfig.defaults()
+        .withDiscovery(new DiscoveryConfig(KubernetesDiscoveryConfig.of("", "app=vllm", "http")))));
+    collect(k8s.at("/discovery/kubernetes"), "discovery.kubernetes", leaves);
     assertThat(new TreeSet<>(ServeCommand.yamlKeysWithFlags())).isEqualTo(leaves);
   }
 
@@ -138,6 +144,67 @@ final class ServeCommandTest {
           .contains("policy.name: fastest (expected: one of ")
           .doesNotContain("backends: none");
     }
+  }
+
+  @Test
+  void kubernetesDiscoveryFlagsFillTheDiscoverySection() {
+    ServeCommand cmd = new ServeCommand();
+    new CommandLine(cmd).parseArgs("--discovery", "kubernetes", "--k8s-namespace", "llm", "--k8s-selector", "app=vllm",
+        "--k8s-port", "8000", "--kubeconfig", "/tmp/kc", "--k8s-resync-period", "1m", "--k8s-start-timeout", "3s");
+    KubernetesDiscoveryConfig k = cmd.resolve().discovery().kubernetes();
+    assertThat(k).isEqualTo(new KubernetesDiscoveryConfig("llm", "app=vllm", "8000", "/tmp/kc",
+        Duration.ofMinutes(1), Duration.ofSeconds(3)));
+    assertThat(k.portNumber()).isEqualTo(8000);
+  }
+
+  @Test
+  void discoveryKubernetesWithoutASelectorOrPortIsAUsageErrorNamingTheKey() {
+    for (String[] args : List.of(new String[] {"--discovery", "kubernetes"},
+        new String[] {"--discovery", "kubernetes", "--k8s-selector", "app=vllm"},
+        new String[] {"--discovery", "dns"},
+        new String[] {"--discovery", "none", "--k8s-selector", "app=vllm"})) {
+      StringWriter err = new StringWriter();
+      CommandLine cl = new CommandLine(new ServeCommand());
+      cl.setErr(new PrintWriter(err));
+      cl.setOut(new PrintWriter(new StringWriter()));
+      assertThat(cl.execute(args)).as(String.join(" ", args)).isEqualTo(CommandLine.ExitCode.USAGE);
+      assertThat(err.toString()).as(String.join(" ", args)).containsAnyOf(
+          "discovery.kubernetes: none (expected: --k8s-selector and --k8s-port",
+          "discovery.kubernetes.port: none (expected:", "--discovery: dns (expected: kubernetes or none)",
+          "--discovery: none with --k8s-*");
+    }
+  }
+
+  @Test
+  void discoveryNoneDropsTheFilesSection(@TempDir Path dir) throws Exception {
+    Path yaml = dir.resolve("kvroute.yaml");
+    Files.writeString(yaml, "discovery:\n  kubernetes:\n    labelSelector: app=vllm\n    port: http\n");
+    ServeCommand on = new ServeCommand();
+    new CommandLine(on).parseArgs("--config", yaml.toString());
+    assertThat(on.resolve().discovery().kubernetes().labelSelector()).isEqualTo("app=vllm");
+    ServeCommand off = new ServeCommand();
+    new CommandLine(off).parseArgs("--config", yaml.toString(), "--discovery", "none");
+    assertThat(off.resolve().discovery().enabled()).isFalse();
+  }
+
+  @Test
+  void anUnreachableApiServerIsOneLineAndANonZeroExit(@TempDir Path dir) throws Exception {
+    int closedPort;
+    try (java.net.ServerSocket s = new java.net.ServerSocket(0)) {
+      closedPort = s.getLocalPort();
+    }
+    Path kubeconfig = dir.resolve("kubeconfig");
+    Files.writeString(kubeconfig, "apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster:\n    server: http://127.0.0.1:"
+        + closedPort + "\ncontexts:\n- name: c\n  context:\n    cluster: c\n    user: u\ncurrent-context: c\nusers:\n- name: u\n  user: {}\n");
+    StringWriter err = new StringWriter();
+    CommandLine cl = new CommandLine(new ServeCommand());
+    cl.setErr(new PrintWriter(err));
+    cl.setOut(new PrintWriter(new StringWriter()));
+    int code = cl.execute("--port", "0", "--admin-port", "-1", "--discovery", "kubernetes", "--k8s-selector", "app=vllm",
+        "--k8s-port", "http", "--kubeconfig", kubeconfig.toString(), "--k8s-start-timeout", "3s");
+    assertThat(code).isEqualTo(CommandLine.ExitCode.SOFTWARE);
+    assertThat(err.toString().strip()).startsWith("kvroute serve: kubernetes discovery: cannot list pods app=vllm in namespace default at http://127.0.0.1:" + closedPort)
+        .doesNotContain("\n");
   }
 
   @Test

@@ -156,6 +156,28 @@ class HelmChartTest {
   }
 
   @Test
+  void theDefaultRenderedConfigurationWithDiscoveryIsOneTheRouterLoads() throws IOException {
+    for (List<HasMetadata> objects : List.of(
+        render(new Helm(CHART).template().withName("kv").withNamespace("llm")),
+        render(new Helm(CHART).template().withName("kv").withNamespace("llm").withValuesFile(ALL_ON)))) {
+      String yaml = one(objects, ConfigMap.class).getData().get("kvroute.yaml");
+      // the admin token, when the values name a Secret, reaches the router from the environment
+      ProxyConfig config = ConfigLoader.parse(yaml, Map.of("admin.token", "from-the-secret"));
+      assertThat(config.discovery().enabled()).isTrue();
+      var k8s = config.discovery().kubernetes();
+      Role role = one(objects, Role.class);
+      assertThat(k8s.namespace()).as("the Role is where discovery looks").isEqualTo(role.getMetadata().getNamespace());
+      assertThat(k8s.labelSelector()).isNotBlank();
+      assertThat(k8s.kubeconfig()).as("in-cluster service account").isNull();
+    }
+    ProxyConfig defaults = ConfigLoader.parse(one(render(new Helm(CHART).template().withName("kv").withNamespace("llm")),
+        ConfigMap.class).getData().get("kvroute.yaml"), Map.of());
+    assertThat(defaults.discovery().kubernetes().labelSelector()).isEqualTo("app=vllm");
+    assertThat(defaults.discovery().kubernetes().port()).isEqualTo("http");
+    assertThat(defaults.backends()).as("discovery alone").isEmpty();
+  }
+
+  @Test
   void withoutDiscoveryTheRenderedConfigurationIsOneTheRouterLoads() throws IOException {
     List<HasMetadata> objects =
         render(new Helm(CHART).template().withName("kv").withNamespace("llm")
@@ -165,6 +187,7 @@ class HelmChartTest {
     assertThat(kinds(objects)).doesNotContain("Role", "RoleBinding");
     String yaml = one(objects, ConfigMap.class).getData().get("kvroute.yaml");
     ProxyConfig config = ConfigLoader.parse(yaml, Map.of());
+    assertThat(config.discovery().enabled()).isFalse();
     assertThat(config.backends()).hasSize(1);
     assertThat(config.backends().get(0).name()).isEqualTo("gpu-0");
     assertThat(config.policy().name()).isEqualTo("cache-aware");

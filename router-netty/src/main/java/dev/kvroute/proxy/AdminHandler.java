@@ -162,6 +162,7 @@ final class AdminHandler extends ChannelInboundHandlerAdapter {
     n.put("healthy", b.healthy());
     n.put("circuit", b.breaker().state().name().toLowerCase(java.util.Locale.ROOT));
     n.put("routable", b.routable());
+    n.put("draining", b.draining());
     n.put("capacityTokens", b.capacityTokens());
     n.put("capacitySource", b.config().capacityTokens() > 0 ? "configured"
         : b.capacityKnown() ? "engine-metrics" : "default");

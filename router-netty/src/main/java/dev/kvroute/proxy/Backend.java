@@ -23,6 +23,7 @@ final class Backend {
   private final AtomicBoolean earlierStartWarned = new AtomicBoolean();
   private final AtomicInteger failedLoadScrapes = new AtomicInteger();
   private volatile boolean removed;
+  private volatile boolean draining;
   private volatile long capacityTokens;
   private volatile boolean capacityKnown;
   private int consecutiveProbeFailures;
@@ -53,9 +54,24 @@ final class Backend {
     return healthy;
   }
 
-  /** Whether requests may be routed here now: healthy, not removed, and the circuit admits it. */
+  /**
+   * Whether requests may be routed here now: healthy, not removed, not draining, and the circuit
+   * admits it.
+   */
   boolean routable() {
-    return healthy && !removed && breaker.allowsRequest();
+    return healthy && !removed && !draining && breaker.allowsRequest();
+  }
+
+  /**
+   * Whether the backend is draining: it takes no new request, while the requests in flight on it
+   * finish (a Kubernetes pod that turned not ready or is terminating).
+   */
+  boolean draining() {
+    return draining;
+  }
+
+  void draining(boolean draining) {
+    this.draining = draining;
   }
 
   boolean removed() {

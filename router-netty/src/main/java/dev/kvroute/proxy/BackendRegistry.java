@@ -160,6 +160,19 @@ final class BackendRegistry {
     }
   }
 
+  /**
+   * Sets whether {@code id} drains (takes no new request; those in flight finish); returns whether
+   * the backend exists and its state changed.
+   */
+  boolean draining(BackendId id, boolean draining) {
+    Backend b = byId.get(id);
+    if (b == null || b.draining() == draining) {
+      return false;
+    }
+    b.draining(draining);
+    return true;
+  }
+
   Backend get(BackendId id) {
     return byId.get(id);
   }

@@ -68,6 +68,7 @@ public final class KvrouteServer implements AutoCloseable {
   private final ThreadPoolExecutor bodyWorkers;
   private Channel serverChannel;
   private Channel adminChannel;
+  private volatile KubernetesDiscovery discovery;
 
   private KvrouteServer(ProxyConfig config, RouterCore core, Transport transport) {
     this.config = config;
@@ -117,7 +118,8 @@ public final class KvrouteServer implements AutoCloseable {
    * Starts a proxy routing with {@code core} (e.g. a core shared with a simulator); backends from
    * {@code config} are registered in it.
    *
-   * @throws IllegalStateException if a port cannot be bound (the cause says why)
+   * @throws IllegalStateException if a port cannot be bound (the cause says why), or Kubernetes
+   *     discovery cannot list the pods (one line saying why; see {@code discovery.kubernetes})
    */
   public static KvrouteServer start(ProxyConfig config, RouterCore core) {
     KvrouteServer s = new KvrouteServer(config, core, Transport.best());
@@ -158,6 +160,9 @@ public final class KvrouteServer implements AutoCloseable {
   private void bind() {
     for (BackendConfig b : config.backends()) {
       context.backends().add(b);
+    }
+    if (config.discovery().kubernetes() != null) {
+      discovery = KubernetesDiscovery.start(config.discovery().kubernetes(), context.backends());
     }
     WriteBufferWaterMark marks = new WriteBufferWaterMark(
         config.writeBuffer().lowWaterMarkBytes(), config.writeBuffer().highWaterMarkBytes());
@@ -248,6 +253,16 @@ public final class KvrouteServer implements AutoCloseable {
     return ids;
   }
 
+  /** The proxy's shared state (for tests that look at its backends). */
+  ProxyContext context() {
+    return context;
+  }
+
+  /** The running Kubernetes discovery, or {@code null} when none is configured (for tests). */
+  KubernetesDiscovery discovery() {
+    return discovery;
+  }
+
   /** The Prometheus text exposition served at {@code /metrics}. */
   public String scrapeMetrics() {
     return context.metrics().scrape();
@@ -295,6 +310,9 @@ public final class KvrouteServer implements AutoCloseable {
    */
   @Override
   public void close() {
+    if (discovery != null) {
+      discovery.close();
+    }
     health.close();
     if (serverChannel != null) {
       serverChannel.close().awaitUninterruptibly();
