@@ -207,12 +207,14 @@ final class RadixPrefixIndex implements PrefixIndex {
     private final int[] tokens;
     private final int pageSize;
     private final long[] hashes;
+    private final long namespace;
     private int computed;
 
-    HashedPrompt(int[] tokens, int pageSize) {
+    HashedPrompt(int[] tokens, int pageSize, long namespace) {
       this.tokens = Objects.requireNonNull(tokens, "tokens");
       this.pageSize = pageSize;
       this.hashes = new long[tokens.length / pageSize];
+      this.namespace = namespace;
     }
 
     @Override
@@ -220,10 +222,15 @@ final class RadixPrefixIndex implements PrefixIndex {
       return tokens;
     }
 
+    @Override
+    public long namespace() {
+      return namespace;
+    }
+
     /** The chained hash of page {@code d} (0-based), {@code d} below the number of whole pages. */
     long hash(int d) {
       while (computed <= d) {
-        long parent = computed == 0 ? PageHash.ROOT : hashes[computed - 1];
+        long parent = computed == 0 ? PageHash.root(namespace) : hashes[computed - 1];
         hashes[computed] = PageHash.next(parent, tokens, computed * pageSize, pageSize);
         computed++;
       }
@@ -233,7 +240,12 @@ final class RadixPrefixIndex implements PrefixIndex {
 
   @Override
   public Prompt prompt(int[] tokens) {
-    return new HashedPrompt(tokens, pageSize);
+    return new HashedPrompt(tokens, pageSize, 0L);
+  }
+
+  @Override
+  public Prompt prompt(int[] tokens, long namespace) {
+    return new HashedPrompt(tokens, pageSize, namespace);
   }
 
   private HashedPrompt hashed(Prompt prompt) {
@@ -241,7 +253,7 @@ final class RadixPrefixIndex implements PrefixIndex {
     if (prompt instanceof HashedPrompt h && h.pageSize == pageSize) {
       return h;
     }
-    return new HashedPrompt(prompt.tokens(), pageSize);
+    return new HashedPrompt(prompt.tokens(), pageSize, prompt.namespace());
   }
 
   @Override
