@@ -88,8 +88,13 @@ abstract class AbstractEngine implements EngineModel {
 
   @Override
   public final int cachedPrefixTokens(int[] promptTokens) {
+    return cachedPrefixTokens(promptTokens, null);
+  }
+
+  @Override
+  public final int cachedPrefixTokens(int[] promptTokens, String loraName) {
     int maxBlocks = (promptTokens.length - 1) / blockSize;
-    long parent = BlockHashes.ROOT;
+    long parent = BlockHashes.root(loraName);
     int hits = 0;
     while (hits < maxBlocks) {
       parent = BlockHashes.next(parent, promptTokens, hits * blockSize, blockSize);

@@ -2,6 +2,7 @@ package dev.kvroute.engine.server;
 
 import dev.kvroute.core.tokenize.Tokenizer;
 import dev.kvroute.engine.model.EngineConfig;
+import java.util.List;
 import java.util.Objects;
 
 /**
@@ -28,6 +29,7 @@ import java.util.Objects;
  * @param maxBodyBytes largest accepted request body; larger ones get 413
  * @param ioThreads event-loop threads of a fleet (each replica lives on one of them); 0 means {@code
  *     min(replicas, available processors)}
+ * @param models further served names, LoRA adapters and their limits (see {@link ModelOptions})
  */
 public record MockEngineOptions(
     String host,
@@ -43,7 +45,16 @@ public record MockEngineOptions(
     double faultProbability,
     HealthFault health,
     int maxBodyBytes,
-    int ioThreads) {
+    int ioThreads,
+    ModelOptions models) {
+
+  /** Every served name of the base model: {@link #modelName} first, then the aliases. */
+  public List<String> servedModelNames() {
+    List<String> out = new java.util.ArrayList<>();
+    out.add(modelName);
+    out.addAll(models.aliases());
+    return out;
+  }
 
   /** Default served model name. */
   public static final String DEFAULT_MODEL = "kvroute/mock-llm";
@@ -55,6 +66,10 @@ public record MockEngineOptions(
     Objects.requireNonNull(tokenizer, "tokenizer");
     Objects.requireNonNull(fault, "fault");
     Objects.requireNonNull(health, "health");
+    Objects.requireNonNull(models, "models");
+    if (models.aliases().contains(modelName) || models.loraModules().containsKey(modelName)) {
+      throw new IllegalArgumentException("modelName: " + modelName + " is also in models (expected: each name once)");
+    }
     if (port < 0 || port > 65535) {
       throw new IllegalArgumentException("port: " + port + " (expected: 0..65535)");
     }
@@ -100,6 +115,7 @@ public record MockEngineOptions(
     b.health = health;
     b.maxBodyBytes = maxBodyBytes;
     b.ioThreads = ioThreads;
+    b.models = models;
     return b;
   }
 
@@ -119,8 +135,14 @@ public record MockEngineOptions(
     private HealthFault health = HealthFault.OK;
     private int maxBodyBytes = 64 << 20;
     private int ioThreads;
+    private ModelOptions models = ModelOptions.DEFAULT;
 
     private Builder() {}
+
+    public Builder models(ModelOptions models) {
+      this.models = models;
+      return this;
+    }
 
     public Builder host(String host) {
       this.host = host;
@@ -199,7 +221,7 @@ public record MockEngineOptions(
      */
     public MockEngineOptions build() {
       return new MockEngineOptions(host, port, modelName, engine, timeScale, enablePromptTokensDetails,
-          seed, meanOutputTokens, tokenizer, fault, faultProbability, health, maxBodyBytes, ioThreads);
+          seed, meanOutputTokens, tokenizer, fault, faultProbability, health, maxBodyBytes, ioThreads, models);
     }
   }
 }

@@ -7,6 +7,7 @@ import dev.kvroute.core.tokenize.PromptTokenizer;
 import dev.kvroute.core.tokenize.SingleTokenVocabulary;
 import dev.kvroute.core.tokenize.Tokenizer;
 import dev.kvroute.engine.model.EngineModel;
+import dev.kvroute.engine.model.LoraSlots;
 import dev.kvroute.engine.model.EngineStats;
 import io.netty.bootstrap.ServerBootstrap;
 import io.netty.channel.Channel;
@@ -56,6 +57,7 @@ final class NettyMockEngine implements MockEngineServer {
   final RequestParser parser = RequestParser.create();
   final ReplyGenerator replies;
   final FaultControl faults;
+  final EngineModels models;
   /** Draws which header-less requests get the default fault; used on the loop only. */
   final SplittableRandom faultDraw;
   final long startWall;
@@ -105,8 +107,9 @@ final class NettyMockEngine implements MockEngineServer {
     this.faultDraw = new SplittableRandom(options.seed() ^ 0x5DEECE66DL);
     this.metrics = new EngineMetrics(options.modelName(), "0");
     this.startWall = System.nanoTime();
-    this.driver = new EngineDriver(
-        loop, EngineModel.create(options.engine()), options.timeScale(), startWall, metrics);
+    this.models = new EngineModels(options);
+    this.driver = new EngineDriver(loop, EngineModel.create(options.engine()), options.timeScale(), startWall,
+        metrics, new LoraSlots(options.models().maxLoras(), Math.round(options.models().loraLoadSeconds() * 1e9)));
     this.connections = new DefaultChannelGroup(loop);
   }
 
