@@ -23,6 +23,7 @@ final class Backend {
   private final AtomicBoolean earlierStartWarned = new AtomicBoolean();
   private final AtomicInteger failedLoadScrapes = new AtomicInteger();
   private volatile boolean removed;
+  private volatile ServedModels models = ServedModels.UNKNOWN;
   private volatile long capacityTokens;
   private volatile boolean capacityKnown;
   private int consecutiveProbeFailures;
@@ -60,6 +61,15 @@ final class Backend {
 
   boolean removed() {
     return removed;
+  }
+
+  /** The models and adapters it serves ({@link ServedModels#UNKNOWN} until configured or read). */
+  ServedModels models() {
+    return models;
+  }
+
+  void models(ServedModels served) {
+    models = served;
   }
 
   void markRemoved() {

@@ -68,6 +68,7 @@ public final class KvrouteServer implements AutoCloseable {
   private final EventLoopGroup workers;
   private final UpstreamPool pool;
   private final HealthChecker health;
+  private final ModelDiscovery discovery;
   private final ProxyContext context;
   private final ThreadPoolExecutor bodyWorkers;
   private Channel serverChannel;
@@ -85,11 +86,17 @@ public final class KvrouteServer implements AutoCloseable {
     BackendRegistry backends = new BackendRegistry(config, core, metrics, ticker);
     ControlClient control = new ControlClient(workers, transport.channel(), config.timeouts().connect());
     this.health = new HealthChecker(config.healthCheck(), backends, control, workers.next());
-    backends.hooks(health::probeNow, pool::evict);
+    this.discovery = new ModelDiscovery(config.models(), backends, control, workers.next(), config.healthCheck().timeout());
+    health.onRecovered(discovery::refresh);
+    backends.hooks(b -> {
+      health.probeNow(b);
+      discovery.refresh(b);
+    }, pool::evict);
     RequestParser parser = RequestParser.create(config.routing().sessionHeader(), config.routing().sessionField());
     this.bodyWorkers = bodyWorkers();
     this.context = new ProxyContext(
-        config, core, parser, backends, pool, control, metrics, ticker, bodyWorkers, new ClientConnections());
+        config, core, parser, backends, pool, control, metrics, ticker, bodyWorkers, new ClientConnections(),
+        new ModelCatalog(config.models()), discovery);
     metrics.addGlobalGauges(core, pool);
   }
 
@@ -162,6 +169,8 @@ public final class KvrouteServer implements AutoCloseable {
     for (BackendConfig b : config.backends()) {
       context.backends().add(b);
     }
+    // the first requests route by model: wait (up to a health-check timeout) for the first reads
+    discovery.awaitPending(config.healthCheck().timeout());
     WriteBufferWaterMark marks = new WriteBufferWaterMark(
         config.writeBuffer().lowWaterMarkBytes(), config.writeBuffer().highWaterMarkBytes());
     ServerBootstrap proxy = new ServerBootstrap()
@@ -191,6 +200,7 @@ public final class KvrouteServer implements AutoCloseable {
       adminChannel = bindOrFail(admin, config.admin().bind(), config.admin().port(), "admin");
     }
     health.start();
+    discovery.start();
     LOG.log(Level.INFO, "kvroute listening on {0}:{1} ({2}, policy {3}, {4} backends{5})", config.bind(),
         String.valueOf(port()), transport.name(), config.policy().name(), context.backends().all().size(),
         adminChannel == null ? "" : ", admin on " + config.admin().bind() + ":" + adminPort());
@@ -291,6 +301,7 @@ public final class KvrouteServer implements AutoCloseable {
   @Override
   public void close() {
     health.close();
+    discovery.close();
     if (serverChannel != null) {
       serverChannel.close().awaitUninterruptibly();
     }

@@ -90,6 +90,8 @@ final class ProxyExchange implements UpstreamHandler.Listener {
   private final String requestId;
   private final boolean clientKeepAlive;
   private final Timeline timeline;
+  /** Where the request's model may go, or {@code null} (pass-through requests). */
+  private final ModelCatalog.Resolved model;
   private final Set<BackendId> tried = new HashSet<>(4);
   private int retriesLeft;
   private HttpResponseStatus failureStatus = HttpResponseStatus.BAD_GATEWAY;
@@ -124,6 +126,8 @@ final class ProxyExchange implements UpstreamHandler.Listener {
    * @param view the routing view for generation requests, or {@code null} for pass-through
    * @param promptTokens the view's prompt tokens when already computed (large bodies), else {@code null}
    * @param requestId the request id (the client's {@code X-Request-Id} or a generated one)
+   * @param model the backends serving the request's model and its index namespace, or {@code null}
+   *     to route among every backend in the default namespace
    */
   ProxyExchange(
       ProxyContext px,
@@ -134,8 +138,10 @@ final class ProxyExchange implements UpstreamHandler.Listener {
       RequestView view,
       int[] promptTokens,
       String requestId,
-      Timeline timeline) {
+      Timeline timeline,
+      ModelCatalog.Resolved model) {
     this.px = px;
+    this.model = model;
     this.owner = owner;
     this.client = client;
     this.loop = client.channel().eventLoop();
@@ -160,8 +166,14 @@ final class ProxyExchange implements UpstreamHandler.Listener {
     staleRetryUsed = false;
     skippingInformational = false;
     List<Backend> candidates = px.backends().routable(tried);
+    if (model != null) {
+      candidates.removeIf(b -> !model.serves(b)); // never a replica that does not serve the model
+    }
     if (candidates.isEmpty()) {
-      if (tried.isEmpty()) {
+      if (tried.isEmpty() && model != null && model.served() != null && !model.serving().isEmpty()) {
+        respondError(HttpResponseStatus.SERVICE_UNAVAILABLE, "no healthy backend serves model " + model.served()
+            + " (served by " + String.join(", ", ModelCatalog.names(model.serving())) + ")", Outcome.UNAVAILABLE);
+      } else if (tried.isEmpty()) {
         respondError(HttpResponseStatus.SERVICE_UNAVAILABLE, "no healthy backend", Outcome.UNAVAILABLE);
       } else {
         respondError(failureStatus, failureMessage, Outcome.FAILED);
@@ -176,9 +188,10 @@ final class ProxyExchange implements UpstreamHandler.Listener {
       long t0 = px.ticker().nanos();
       RouterCore.Routed r;
       try {
+        long namespace = model == null ? 0L : model.namespace();
         r = promptTokens != null
-            ? px.core().route(promptTokens, view.sessionKey(), ids)
-            : px.core().route(view, ids);
+            ? px.core().route(promptTokens, view.sessionKey(), namespace, ids)
+            : px.core().route(view, namespace, ids);
       } catch (IllegalStateException e) {
         // every candidate was removed between the snapshot and the decision
         tried.addAll(ids);
@@ -250,7 +263,10 @@ final class ProxyExchange implements UpstreamHandler.Listener {
 
   private FullHttpRequest upstreamRequest() {
     DefaultFullHttpRequest out = new DefaultFullHttpRequest(HttpVersion.HTTP_1_1, request.method(),
-        backend.config().basePath() + request.uri(), request.content().retainedDuplicate());
+        backend.config().basePath() + request.uri(),
+        model != null && model.rewrittenBody() != null
+            ? io.netty.buffer.Unpooled.wrappedBuffer(model.rewrittenBody()) // an alias: the served name
+            : request.content().retainedDuplicate());
     HttpHeaders h = out.headers();
     Headers.copyEndToEnd(request.headers(), h, HttpHeaderNames.HOST, HttpHeaderNames.EXPECT, Headers.X_REQUEST_ID);
     h.set(HttpHeaderNames.HOST, backend.config().authority());
@@ -301,7 +317,7 @@ final class ProxyExchange implements UpstreamHandler.Listener {
       skippingInformational = true;
       return false;
     }
-    if ((code == 502 || code == 503) && canRetry() && !px.backends().routable(tried).isEmpty()) {
+    if ((code == 502 || code == 503) && canRetry() && anotherCandidate()) {
       // retried only when another backend can take it; otherwise the backend's answer is relayed
       backend.breaker().onFailure();
       px.metrics().upstreamError(backend.id().name(), "status_" + code);
@@ -528,6 +544,16 @@ final class ProxyExchange implements UpstreamHandler.Listener {
     } else {
       respondError(failureStatus, failureMessage, Outcome.FAILED);
     }
+  }
+
+  /** Whether a backend not tried yet (serving the request's model) may take the request now. */
+  private boolean anotherCandidate() {
+    for (Backend b : px.backends().routable(tried)) {
+      if (model == null || model.serves(b)) {
+        return true;
+      }
+    }
+    return false;
   }
 
   private boolean canRetry() {
