@@ -86,7 +86,8 @@ public final class KvrouteServer implements AutoCloseable {
     BackendRegistry backends = new BackendRegistry(config, core, metrics, ticker);
     ControlClient control = new ControlClient(workers, transport.channel(), config.timeouts().connect());
     this.health = new HealthChecker(config.healthCheck(), backends, control, workers.next());
-    this.discovery = new ModelDiscovery(config.models(), backends, control, workers.next(), config.healthCheck().timeout());
+    this.discovery = new ModelDiscovery(config.models(), backends, control, workers.next(),
+        config.healthCheck().timeout(), config.healthCheck().interval());
     health.onRecovered(discovery::refresh);
     backends.hooks(b -> {
       health.probeNow(b);

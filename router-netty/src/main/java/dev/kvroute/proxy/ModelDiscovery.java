@@ -32,27 +32,48 @@ final class ModelDiscovery implements AutoCloseable {
   private final ControlClient control;
   private final EventLoop loop;
   private final Duration timeout;
+  private final Duration retryInterval;
   private ScheduledFuture<?> task;
+  private ScheduledFuture<?> retryTask;
   /** The latest read of each backend not yet applied. */
   private final java.util.Map<dev.kvroute.core.BackendId, CompletableFuture<Void>> pending =
       new java.util.concurrent.ConcurrentHashMap<>();
 
   /**
    * @param timeout how long one read may take (the health check's timeout)
+   * @param retryInterval how often a backend whose models are still unknown is asked again (the
+   *     health-check interval)
    */
-  ModelDiscovery(ModelsConfig config, BackendRegistry backends, ControlClient control, EventLoop loop, Duration timeout) {
+  ModelDiscovery(ModelsConfig config, BackendRegistry backends, ControlClient control, EventLoop loop, Duration timeout,
+      Duration retryInterval) {
     this.config = config;
     this.backends = backends;
     this.control = control;
     this.loop = loop;
     this.timeout = timeout;
+    this.retryInterval = retryInterval;
   }
 
-  /** Starts the periodic refresh (when enabled). */
+  /** Starts the periodic refresh (when enabled) and the retries of backends not read yet. */
   void start() {
     if (config.refreshEnabled()) {
       long every = config.refreshInterval().toNanos();
       task = loop.scheduleAtFixedRate(this::refreshAll, every, every, TimeUnit.NANOSECONDS);
+    }
+    long retry = retryInterval.toNanos();
+    retryTask = loop.scheduleAtFixedRate(this::retryUnknown, retry, retry, TimeUnit.NANOSECONDS);
+  }
+
+  /** Asks again every backend whose models are unknown and not being read. */
+  private void retryUnknown() {
+    for (Backend b : backends.all()) {
+      if (!b.models().known() && !pending.containsKey(b.id())) {
+        try {
+          refresh(b);
+        } catch (RuntimeException e) {
+          LOG.log(Level.WARNING, "backend " + b.id() + ": model discovery failed to start: " + e);
+        }
+      }
     }
   }
 
@@ -124,7 +145,9 @@ final class ModelDiscovery implements AutoCloseable {
       }
     }).handle((served, e) -> {
       if (e != null) {
-        LOG.log(Level.DEBUG, () -> "backend " + b.id() + ": cannot read its models: " + e);
+        // logged while nothing is known (it is then sent any model); a stale view is kept quietly
+        LOG.log(b.models().known() ? Level.DEBUG : Level.INFO, "backend " + b.id()
+            + ": cannot read its models yet (" + (e.getCause() != null ? e.getCause() : e) + ")");
       } else {
         apply(b, served);
       }
@@ -145,6 +168,9 @@ final class ModelDiscovery implements AutoCloseable {
   public void close() {
     if (task != null) {
       task.cancel(false);
+    }
+    if (retryTask != null) {
+      retryTask.cancel(false);
     }
   }
 }
