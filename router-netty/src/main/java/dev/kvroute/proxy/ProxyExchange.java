@@ -392,6 +392,9 @@ final class ProxyExchange implements UpstreamHandler.Listener {
         routed.lease().firstToken();
       }
       px.metrics().ttft(backend.id().name(), endpointTag, timeline.sinceStart(now));
+      if (model != null) {
+        px.metrics().modelTtft(model.label(), timeline.sinceStart(now));
+      }
     }
     if (usage != null) {
       usage.feed(c.content());
@@ -724,6 +727,11 @@ final class ProxyExchange implements UpstreamHandler.Listener {
       }
     }
     px.metrics().request(backendTag, endpointTag, outcome, timeline.sinceStart(now));
+    if (model != null) {
+      boolean reported = usage != null && outcome == Outcome.SUCCESS && usage.found();
+      px.metrics().modelRequest(model.label(), outcome, reported ? usage.promptTokens() : 0,
+          reported ? usage.cachedTokens() : -1);
+    }
     request.release();
     LOG.log(Level.DEBUG, () -> requestId + " " + request.method() + " " + request.uri() + " " + timeline);
     owner.exchangeDone(keepAlive);

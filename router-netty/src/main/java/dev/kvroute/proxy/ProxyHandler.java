@@ -286,6 +286,7 @@ final class ProxyHandler extends ChannelInboundHandlerAdapter {
       ModelCatalog.Resolved model = resolveModel(req, view);
       Refusal refused = refusal(view, model);
       if (refused != null) {
+        px.metrics().modelRequest(model.label(), Outcome.REJECTED, 0, -1);
         rejectLocally(req, refused.status(), refused.message(), refused.param(), tag);
         return;
       }
@@ -428,6 +429,7 @@ final class ProxyHandler extends ChannelInboundHandlerAdapter {
       LOG.log(Level.ERROR, "request parser failed on " + req.uri(), parsed.failure());
       rejectLocally(req, HttpResponseStatus.INTERNAL_SERVER_ERROR, "cannot read the request: " + parsed.failure(), tag);
     } else if (parsed.refused() != null) {
+      px.metrics().modelRequest(parsed.model().label(), Outcome.REJECTED, 0, -1);
       rejectLocally(req, parsed.refused().status(), parsed.refused().message(), parsed.refused().param(), tag);
     } else {
       startExchange(req, tag, parsed.view(), parsed.tokens(), timeline, parsed.model());

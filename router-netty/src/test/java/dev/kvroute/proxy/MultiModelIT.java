@@ -203,6 +203,21 @@ final class MultiModelIT {
     assertThat(r.headers().firstValue("x-kvroute-backend")).isEmpty();
     assertThat(engines("kvroute_mock_model_not_found_total")).isZero();
     assertThat(engines("vllm:request_success_total")).isEqualTo(served);
+    // a made-up model name never becomes a metric label
+    String metrics = get(ROUTER.get().uri(), "/metrics").body();
+    assertThat(metrics).doesNotContain("no-such-model")
+        .contains("kvroute_model_requests_total{model=\"other\",outcome=\"rejected\"");
+  }
+
+  @Test
+  void metricsBreakRequestsAndCachedTokensDownByServedModel() throws Exception {
+    String prompt = "by model " + text(55, 200);
+    generate("b-lora-5", prompt);
+    generate("b-lora-5", prompt);
+    String metrics = get(ROUTER.get().uri(), "/metrics").body();
+    assertThat(metrics).contains("kvroute_model_requests_total{model=\"b-lora-5\",outcome=\"success\"")
+        .contains("kvroute_model_cached_tokens_total{model=\"b-lora-5\"")
+        .contains("kvroute_model_ttft_seconds_count{model=\"b-lora-5\"");
   }
 
   @Test
