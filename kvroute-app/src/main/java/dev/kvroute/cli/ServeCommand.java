@@ -253,6 +253,12 @@ public final class ServeCommand implements Callable<Integer> {
           + " tokenizing when C / N tokens cannot fit any serving backend's max_model_len (default 128).")
   Integer maxCharsPerToken;
 
+  @YamlKey("models.loraAffinity")
+  @Option(names = "--lora-affinity", negatable = true, paramLabel = "BOOL",
+      description = "Prefer replicas running a request's LoRA adapter (vllm:lora_requests_info) while they are at most"
+          + " --balance-abs-threshold requests busier than the least-loaded one (default true).")
+  Boolean loraAffinity;
+
   @YamlKey("models.aliases")
   @Option(names = "--model-alias", paramLabel = "PUBLIC=SERVED",
       description = "A public model name routed as a served one (the body's model is rewritten); repeatable.")

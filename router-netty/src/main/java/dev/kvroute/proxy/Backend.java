@@ -24,6 +24,7 @@ final class Backend {
   private final AtomicInteger failedLoadScrapes = new AtomicInteger();
   private volatile boolean removed;
   private volatile ServedModels models = ServedModels.UNKNOWN;
+  private volatile LoraAffinity.State lora = LoraAffinity.State.UNKNOWN;
   private volatile long capacityTokens;
   private volatile boolean capacityKnown;
   private int consecutiveProbeFailures;
@@ -70,6 +71,15 @@ final class Backend {
 
   void models(ServedModels served) {
     models = served;
+  }
+
+  /** Its engine's LoRA adapters running and waiting, from {@code vllm:lora_requests_info}. */
+  LoraAffinity.State lora() {
+    return lora;
+  }
+
+  void lora(LoraAffinity.State state) {
+    lora = state;
   }
 
   void markRemoved() {

@@ -180,6 +180,7 @@ final class HealthChecker implements AutoCloseable {
       if (text == null) {
         return;
       }
+      b.lora(LoraAffinity.parse(text)); // the adapters running and waiting (LoRA affinity)
       double started = parseStartSeconds(text);
       double known = b.engineStartSeconds();
       if (Double.isNaN(started)) {

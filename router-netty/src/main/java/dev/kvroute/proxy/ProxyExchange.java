@@ -168,6 +168,10 @@ final class ProxyExchange implements UpstreamHandler.Listener {
     List<Backend> candidates = px.backends().routable(tried);
     if (model != null) {
       candidates.removeIf(b -> !model.serves(b)); // never a replica that does not serve the model
+      if (px.config().models().loraAffinity()) {
+        candidates = LoraAffinity.prefer(candidates, model.adapter(),
+            b -> px.core().loads().load(b.id()).inFlightRequests(), px.config().policy().balanceAbsThreshold());
+      }
     }
     if (candidates.isEmpty()) {
       if (tried.isEmpty() && model != null && model.served() != null && !model.serving().isEmpty()) {

@@ -42,7 +42,7 @@ class ModelCatalogTest {
         maxTokens);
   }
 
-  final ModelCatalog catalog = new ModelCatalog(new ModelsConfig(Duration.ofSeconds(30), 4, Map.of("pub", "model-a")));
+  final ModelCatalog catalog = new ModelCatalog(new ModelsConfig(Duration.ofSeconds(30), 4, true, Map.of("pub", "model-a")));
 
   @Test
   void vllmCardsGiveAdaptersTheirParentsContextLength() throws Exception {

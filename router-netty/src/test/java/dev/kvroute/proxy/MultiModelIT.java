@@ -102,7 +102,7 @@ final class MultiModelIT {
         .withPolicy("cache-aware")
         .withHealthCheck(new HealthCheckConfig(true, "/health", Duration.ofMillis(500), Duration.ofSeconds(2), 2, 1,
             Duration.ZERO))
-        .withModels(new ModelsConfig(Duration.ofSeconds(30), 128, Map.of("chat-a", A)))
+        .withModels(new ModelsConfig(Duration.ofSeconds(30), 128, true, Map.of("chat-a", A)))
         .withBackends(backends));
   }
 

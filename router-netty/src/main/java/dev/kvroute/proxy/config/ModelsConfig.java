@@ -12,6 +12,7 @@ import java.util.Map;
  * models:
  *   refreshInterval: 30s          # GET /v1/models of every backend this often; 0s = only on events
  *   maxCharsPerToken: 128         # a prompt of C characters has at least C / 128 tokens
+ *   loraAffinity: true            # prefer replicas running a request's adapter
  *   aliases:                      # public name: served name (the body's model is rewritten)
  *     chat: meta-llama/Llama-3.1-8B-Instruct
  * </pre>
@@ -28,10 +29,15 @@ import java.util.Map;
  *     {@code max_model_len} is refused before it is tokenized. vLLM's renderer makes the same check
  *     with its tokenizer's own bound; too small a value refuses prompts an engine would take. Default
  *     128, above the longest token of the common vocabularies
+ * @param loraAffinity prefer, for a request with a LoRA adapter, the replicas running it (llm-d's
+ *     lora-affinity scores from {@code vllm:lora_requests_info}, read by the engine-load scrape) while
+ *     they are at most {@code policy.balanceAbsThreshold} requests busier than the least-loaded
+ *     candidate. Default true
  * @param aliases public model names mapped to the served names they stand for; a request naming an
  *     alias is routed (and its body's {@code model} rewritten) as the served name
  */
-public record ModelsConfig(Duration refreshInterval, int maxCharsPerToken, Map<String, String> aliases) {
+public record ModelsConfig(Duration refreshInterval, int maxCharsPerToken, boolean loraAffinity,
+    Map<String, String> aliases) {
 
   public ModelsConfig {
     Checks.notNull("refreshInterval", refreshInterval, "a duration");
@@ -55,7 +61,7 @@ public record ModelsConfig(Duration refreshInterval, int maxCharsPerToken, Map<S
 
   /** Discovery every 30s, 128 characters per token at most, no aliases. */
   public static ModelsConfig defaults() {
-    return new ModelsConfig(Duration.ofSeconds(30), 128, Map.of());
+    return new ModelsConfig(Duration.ofSeconds(30), 128, true, Map.of());
   }
 
   /** Whether served models are discovered periodically. */
