@@ -309,7 +309,9 @@ final class ProxyHandler extends ChannelInboundHandlerAdapter {
     if (path.equals("/v1/models") && method.equals(HttpMethod.GET)) {
       String union = px.models().union(px.backends().routable(Set.of()));
       if (union != null) {
-        local(req, text(HttpResponseStatus.OK, "application/json", union), "models", Outcome.SUCCESS);
+        FullHttpResponse listed = text(HttpResponseStatus.OK, "application/json", union);
+        listed.headers().set(Headers.X_REQUEST_ID, requestId(req));
+        local(req, listed, "models", Outcome.SUCCESS);
       } else {
         mergedModels(req); // no backend's models known yet: ask them now
       }
