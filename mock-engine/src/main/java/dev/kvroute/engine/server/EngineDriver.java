@@ -1,14 +1,17 @@
 package dev.kvroute.engine.server;
 
+import dev.kvroute.engine.kvevents.ZmqKvEventPublisher;
 import dev.kvroute.engine.model.EngineListener;
 import dev.kvroute.engine.model.EngineModel;
 import dev.kvroute.engine.model.EngineRequest;
+import dev.kvroute.engine.model.KvCacheEvent;
 import dev.kvroute.engine.model.LoraSlots;
 import io.netty.channel.EventLoop;
 import io.netty.util.concurrent.ScheduledFuture;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
 
@@ -93,6 +96,10 @@ final class EngineDriver implements EngineListener {
   private final Map<Long, Tracked> tracked = new HashMap<>();
   private final ArrayList<Sink> dirty = new ArrayList<>();
   private final ArrayList<Long> deferredAborts = new ArrayList<>();
+  /** Where the model's KV events go, or null when the engine does not publish them. */
+  private final ZmqKvEventPublisher kvEvents;
+  /** Epoch nanoseconds at {@link #startWall}: a batch's {@code ts} is this plus its model time / K. */
+  private final long startEpochNanos;
   private ScheduledFuture<?> timer;
   private long timerModelNanos = Long.MAX_VALUE;
   /** Wall nanoseconds since start at which the pending timer is due (its slack included). */
@@ -101,21 +108,49 @@ final class EngineDriver implements EngineListener {
   private long nextId = 1;
 
   EngineDriver(EventLoop loop, EngineModel model, double timeScale, long startWall, EngineMetrics metrics) {
-    this(loop, model, timeScale, startWall, metrics, new LoraSlots(1, 0));
+    this(loop, model, timeScale, startWall, metrics, null, 0);
   }
 
   /**
-   * @param loraSlots the engine's adapter slots: a request run with an adapter starts once its adapter
-   *     is active (after a load, in model time, when it was not), and waits while every slot is busy
+   * A driver that publishes the model's KV events to {@code kvEvents} (null for none), each batch
+   * stamped with the wall-clock time of its step: {@code startEpochNanos + modelNanos / K}, in epoch
+   * seconds, as vLLM stamps {@code time.time()}.
    */
   EngineDriver(EventLoop loop, EngineModel model, double timeScale, long startWall, EngineMetrics metrics,
-      LoraSlots loraSlots) {
+      ZmqKvEventPublisher kvEvents, long startEpochNanos) {
+    this(loop, model, timeScale, startWall, metrics, kvEvents, startEpochNanos, new LoraSlots(1, 0));
+  }
+
+  /**
+   * As above, with the engine's adapter slots {@code loraSlots}: a request run with an adapter starts
+   * once its adapter is active (after a load, in model time, when it was not), and waits while every
+   * slot is busy.
+   */
+  EngineDriver(EventLoop loop, EngineModel model, double timeScale, long startWall, EngineMetrics metrics,
+      ZmqKvEventPublisher kvEvents, long startEpochNanos, LoraSlots loraSlots) {
     this.loop = loop;
     this.model = model;
     this.loraSlots = loraSlots;
     this.timeScale = timeScale;
     this.startWall = startWall;
     this.metrics = metrics;
+    this.kvEvents = kvEvents;
+    this.startEpochNanos = startEpochNanos;
+  }
+
+  /** Resets the model's prefix cache now (vLLM's {@code /reset_prefix_cache}); false if blocks are in use. */
+  boolean resetPrefixCache() {
+    long now = modelNow();
+    advance(now);
+    advancing = true;
+    boolean reset;
+    try {
+      reset = model.resetPrefixCache(now, this);
+    } finally {
+      advancing = false;
+    }
+    reschedule();
+    return reset;
   }
 
   EventLoop loop() {
@@ -425,6 +460,13 @@ final class EngineDriver implements EngineListener {
       }
     }
     t.sink.onFinished(id, reason);
+  }
+
+  @Override
+  public void onKvEvents(long now, List<KvCacheEvent> events) {
+    if (kvEvents != null) {
+      kvEvents.publish((startEpochNanos + now / timeScale) / 1e9, events);
+    }
   }
 
   /** Cancels the timers; the model is left as it is. */

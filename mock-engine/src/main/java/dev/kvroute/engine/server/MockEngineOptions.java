@@ -1,6 +1,7 @@
 package dev.kvroute.engine.server;
 
 import dev.kvroute.core.tokenize.Tokenizer;
+import dev.kvroute.engine.kvevents.KvEventsConfig;
 import dev.kvroute.engine.model.EngineConfig;
 import java.util.List;
 import java.util.Objects;
@@ -29,6 +30,9 @@ import java.util.Objects;
  * @param maxBodyBytes largest accepted request body; larger ones get 413
  * @param ioThreads event-loop threads of a fleet (each replica lives on one of them); 0 means {@code
  *     min(replicas, available processors)}
+ * @param kvEvents how the engine publishes vLLM's KV events ({@code --kv-events-config}); {@link
+ *     KvEventsConfig#DISABLED} by default. Replica {@code i} of a fleet offsets the endpoints' ports by
+ *     {@code i}, as vLLM's data-parallel rank {@code i} does.
  * @param models further served names, LoRA adapters and their limits (see {@link ModelOptions})
  */
 public record MockEngineOptions(
@@ -46,6 +50,7 @@ public record MockEngineOptions(
     HealthFault health,
     int maxBodyBytes,
     int ioThreads,
+    KvEventsConfig kvEvents,
     ModelOptions models) {
 
   /** Every served name of the base model: {@link #modelName} first, then the aliases. */
@@ -66,6 +71,7 @@ public record MockEngineOptions(
     Objects.requireNonNull(tokenizer, "tokenizer");
     Objects.requireNonNull(fault, "fault");
     Objects.requireNonNull(health, "health");
+    Objects.requireNonNull(kvEvents, "kvEvents");
     Objects.requireNonNull(models, "models");
     if (models.aliases().contains(modelName) || models.loraModules().containsKey(modelName)) {
       throw new IllegalArgumentException("modelName: " + modelName + " is also in models (expected: each name once)");
@@ -115,6 +121,7 @@ public record MockEngineOptions(
     b.health = health;
     b.maxBodyBytes = maxBodyBytes;
     b.ioThreads = ioThreads;
+    b.kvEvents = kvEvents;
     b.models = models;
     return b;
   }
@@ -135,6 +142,7 @@ public record MockEngineOptions(
     private HealthFault health = HealthFault.OK;
     private int maxBodyBytes = 64 << 20;
     private int ioThreads;
+    private KvEventsConfig kvEvents = KvEventsConfig.DISABLED;
     private ModelOptions models = ModelOptions.DEFAULT;
 
     private Builder() {}
@@ -214,6 +222,12 @@ public record MockEngineOptions(
       return this;
     }
 
+    /** vLLM's KV events: publish them as this configuration says (see {@link KvEventsConfig#ephemeral}). */
+    public Builder kvEvents(KvEventsConfig kvEvents) {
+      this.kvEvents = kvEvents;
+      return this;
+    }
+
     /**
      * The options.
      *
@@ -221,7 +235,8 @@ public record MockEngineOptions(
      */
     public MockEngineOptions build() {
       return new MockEngineOptions(host, port, modelName, engine, timeScale, enablePromptTokensDetails,
-          seed, meanOutputTokens, tokenizer, fault, faultProbability, health, maxBodyBytes, ioThreads, models);
+          seed, meanOutputTokens, tokenizer, fault, faultProbability, health, maxBodyBytes, ioThreads, kvEvents,
+          models);
     }
   }
 }
