@@ -178,35 +178,64 @@ final class ProxyExchange implements UpstreamHandler.Listener {
         ids.add(b.id());
       }
       long t0 = px.ticker().nanos();
+      if (promptTokens != null) {
+        // a large prompt: its index work leaves the event loop, as its tokenizing did
+        if (!OffLoopRouting.route(px, loop, promptTokens, view.sessionKey(), ids,
+            (r, failure) -> onRouted(ids, t0, r, failure))) {
+          respondError(HttpResponseStatus.SERVICE_UNAVAILABLE,
+              "too many large requests waiting to be routed; retry later", Outcome.UNAVAILABLE);
+        }
+        return;
+      }
       RouterCore.Routed r;
       try {
-        r = promptTokens != null
-            ? px.core().route(promptTokens, view.sessionKey(), ids)
-            : px.core().route(view, ids);
-      } catch (IllegalStateException e) {
-        // every candidate was removed between the snapshot and the decision
-        tried.addAll(ids);
-        attempt();
-        return;
+        r = px.core().route(view, ids);
       } catch (RuntimeException e) {
-        LOG.log(Level.ERROR, requestId + ": routing failed", e);
-        respondError(HttpResponseStatus.INTERNAL_SERVER_ERROR, "routing failed: " + e, Outcome.FAILED);
+        onRouted(ids, t0, null, e);
         return;
       }
-      px.metrics().decision(r.decision().rule(), px.ticker().nanos() - t0);
-      Backend chosen = px.backends().get(r.decision().backend());
-      if (chosen == null) {
-        r.lease().releaseUnserved();
-        tried.add(r.decision().backend());
-        attempt();
-        return;
-      }
-      routed = r;
-      backend = chosen;
-      px.metrics().predicted(chosen.id().name(), r.promptTokens().length, r.predictedCachedTokens());
-    } else {
-      backend = px.backends().pickPassthrough(candidates);
+      onRouted(ids, t0, r, null);
+      return;
     }
+    backend = px.backends().pickPassthrough(candidates);
+    routedTo();
+  }
+
+  /** Continues a generation request once the core routed it ({@code r}) or failed to. */
+  private void onRouted(List<BackendId> ids, long t0, RouterCore.Routed r, RuntimeException failure) {
+    if (done) {
+      // the client went away (or the request timed out) while a large prompt was being routed
+      if (r != null) {
+        r.lease().releaseUnserved();
+      }
+      return;
+    }
+    if (failure instanceof IllegalStateException) {
+      // every candidate was removed between the snapshot and the decision
+      tried.addAll(ids);
+      attempt();
+      return;
+    }
+    if (failure != null) {
+      LOG.log(Level.ERROR, requestId + ": routing failed", failure);
+      respondError(HttpResponseStatus.INTERNAL_SERVER_ERROR, "routing failed: " + failure, Outcome.FAILED);
+      return;
+    }
+    px.metrics().decision(r.decision().rule(), px.ticker().nanos() - t0);
+    Backend chosen = px.backends().get(r.decision().backend());
+    if (chosen == null) {
+      r.lease().releaseUnserved();
+      tried.add(r.decision().backend());
+      attempt();
+      return;
+    }
+    routed = r;
+    backend = chosen;
+    px.metrics().predicted(chosen.id().name(), r.promptTokens().length, r.predictedCachedTokens());
+    routedTo();
+  }
+
+  private void routedTo() {
     tried.add(backend.id());
     timeline.mark(Lifecycle.ROUTED, px.ticker().nanos(), backend.id().name());
     connect(false);

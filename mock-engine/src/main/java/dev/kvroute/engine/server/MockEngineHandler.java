@@ -216,6 +216,15 @@ final class MockEngineHandler extends ChannelInboundHandlerAdapter {
           notAllowed(req);
         }
       }
+      case "/reset_prefix_cache" -> {
+        if (m.equals(HttpMethod.POST)) {
+          // vLLM answers 200 with an empty body whether or not blocks in use kept the cache
+          engine.driver.resetPrefixCache();
+          respond(HttpUtil.isKeepAlive(req), 200, null, Unpooled.EMPTY_BUFFER, null);
+        } else {
+          notAllowed(req);
+        }
+      }
       default -> respondJson(req, 404, "{\"detail\":\"Not Found\"}", null);
     }
   }
