@@ -4,6 +4,7 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Set;
+import java.util.function.Function;
 import java.util.function.ToIntFunction;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -21,9 +22,12 @@ import java.util.regex.Pattern;
  * adapter stays on the replicas running it until they are that much busier than another that could
  * load it (then every candidate stays, and the policy balances).
  *
+ * <p>The simulator applies the same rule to its engine models' adapter slots ({@link #prefer(List,
+ * String, Function, ToIntFunction, long)}).
+ *
  * <p>Stateless and thread-safe.
  */
-final class LoraAffinity {
+public final class LoraAffinity {
   private static final Pattern INFO = Pattern.compile("(?m)^vllm:lora_requests_info\\{([^}]*)}");
   private static final Pattern LABEL = Pattern.compile("(\\w+)=\"((?:[^\"\\\\]|\\\\.)*)\"");
 
@@ -34,9 +38,9 @@ final class LoraAffinity {
    * @param waiting adapters with requests waiting
    * @param maxLoras adapters that can run at once
    */
-  record State(Set<String> running, Set<String> waiting, int maxLoras) {
+  public record State(Set<String> running, Set<String> waiting, int maxLoras) {
     /** Nothing read: every adapter scores as if a slot were free. */
-    static final State UNKNOWN = new State(Set.of(), Set.of(), -1);
+    public static final State UNKNOWN = new State(Set.of(), Set.of(), -1);
   }
 
   private LoraAffinity() {}
@@ -80,7 +84,7 @@ final class LoraAffinity {
   }
 
   /** llm-d's lora-affinity score of {@code adapter} on a replica in state {@code s}. */
-  static double score(State s, String adapter) {
+  public static double score(State s, String adapter) {
     if (s.maxLoras() < 0) {
       return 0.8;
     }
@@ -104,26 +108,35 @@ final class LoraAffinity {
    */
   static List<Backend> prefer(List<Backend> candidates, String adapter, ToIntFunction<Backend> inFlight,
       long maxExtraInFlight) {
+    return prefer(candidates, adapter, Backend::lora, inFlight, maxExtraInFlight);
+  }
+
+  /**
+   * As {@link #prefer(List, String, ToIntFunction, long)} for any kind of candidate, whose adapter state
+   * is {@code state}'s: the simulator's replicas, whose state is read from their engine models' slots.
+   */
+  public static <T> List<T> prefer(List<T> candidates, String adapter, Function<T, State> state,
+      ToIntFunction<T> inFlight, long maxExtraInFlight) {
     if (adapter == null || candidates.size() < 2) {
       return candidates;
     }
     double best = -1;
     double worst = 2;
-    for (Backend b : candidates) {
-      double s = score(b.lora(), adapter);
+    for (T b : candidates) {
+      double s = score(state.apply(b), adapter);
       best = Math.max(best, s);
       worst = Math.min(worst, s);
     }
     if (best == worst) {
       return candidates;
     }
-    List<Backend> top = new ArrayList<>();
+    List<T> top = new ArrayList<>();
     int minAll = Integer.MAX_VALUE;
     int minTop = Integer.MAX_VALUE;
-    for (Backend b : candidates) {
+    for (T b : candidates) {
       int load = inFlight.applyAsInt(b);
       minAll = Math.min(minAll, load);
-      if (score(b.lora(), adapter) == best) {
+      if (score(state.apply(b), adapter) == best) {
         top.add(b);
         minTop = Math.min(minTop, load);
       }

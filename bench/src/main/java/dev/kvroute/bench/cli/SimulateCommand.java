@@ -42,7 +42,7 @@ public final class SimulateCommand implements Callable<Integer> {
   static final List<String> DEFAULT_POLICIES =
       List.of("round-robin", "sticky", "cache-aware", "cost", "least-loaded", SimPolicies.ORACLE);
 
-  @Option(names = "--workload", paramLabel = "NAME", description = "Workload: seed, or mooncake (the Mooncake conversation trace; see the mooncake flags) (default: ${DEFAULT-VALUE}).")
+  @Option(names = "--workload", paramLabel = "NAME", description = "Workload: seed, mooncake (the Mooncake conversation trace; see the mooncake flags), or multi-model (two base models, one with LoRA adapters; see the multi-model flags) (default: ${DEFAULT-VALUE}).")
   String workload = SeedWorkload.NAME;
 
   @Option(names = "--policies", paramLabel = "P[,P...]", split = ",", description = "Policies to simulate (default: round-robin, sticky, cache-aware, cost, least-loaded, oracle); round-robin and oracle are always added.")
@@ -62,6 +62,8 @@ public final class SimulateCommand implements Callable<Integer> {
 
   @Mixin MooncakeOptions mooncakeOptions;
 
+  @Mixin MultiModelOptions multiModelOptions;
+
   @Override
   public Integer call() throws java.io.IOException {
     if (MooncakeWorkload.NAME.equals(workload)) {
@@ -69,8 +71,13 @@ public final class SimulateCommand implements Callable<Integer> {
           mooncakeOptions.config(seedOptions.config()), mooncakeOptions.tracePath(), policyOptions.policies(),
           withReferences(policies), threads, diagnostics, reports);
     }
+    if (MultiModelCommands.NAME.equals(workload)) {
+      return MultiModelCommands.simulate(
+          seedOptions.config(), multiModelOptions, policyOptions.policies(), withReferences(policies), threads,
+          diagnostics, reports);
+    }
     if (!SeedWorkload.NAME.equals(workload)) {
-      System.err.println("kvroute simulate: --workload " + workload + " (expected: seed or mooncake)");
+      System.err.println("kvroute simulate: --workload " + workload + " (expected: seed, mooncake or multi-model)");
       return 2;
     }
     long t0 = System.nanoTime();

@@ -1,5 +1,6 @@
 package dev.kvroute.bench.sim;
 
+import dev.kvroute.bench.workload.ModelPlan;
 import dev.kvroute.core.BackendId;
 import dev.kvroute.core.RouterCore;
 import dev.kvroute.core.index.PrefixIndex;
@@ -14,12 +15,14 @@ import dev.kvroute.core.policy.RoutingContext;
 import dev.kvroute.core.policy.RoutingPolicy;
 import dev.kvroute.core.request.RequestView;
 import dev.kvroute.core.tokenize.PromptTokenizer;
+import dev.kvroute.proxy.LoraAffinity;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.SplittableRandom;
+import java.util.function.ToIntFunction;
 
 /**
  * The policies the simulator runs, by name, and how they are configured. Every policy but
@@ -83,7 +86,7 @@ public record SimPolicies(PolicyConfig config, long seed, boolean indexReplies) 
     RoutingPolicy policy = Policies.create(name, config, new SplittableRandom(seed));
     LoadTracker loads = LoadTracker.create();
     if (ORACLE.equals(name)) {
-      return new OracleRouter(policy, loads, fleet, tokenizer);
+      return new OracleRouter(policy, loads, fleet, tokenizer, config.balanceAbsThreshold());
     }
     RouterCore core =
         RouterCore.create(
@@ -91,7 +94,7 @@ public record SimPolicies(PolicyConfig config, long seed, boolean indexReplies) 
     for (BackendId b : fleet.backends()) {
       core.addBackend(b, fleet.spec().kvCapacityTokens());
     }
-    return new CoreRouter(core, fleet.backends(), indexReplies);
+    return new CoreRouter(core, fleet, indexReplies, config.balanceAbsThreshold());
   }
 
   /**
@@ -118,17 +121,48 @@ public record SimPolicies(PolicyConfig config, long seed, boolean indexReplies) 
     return BackendId.of("engine-" + i);
   }
 
+  /**
+   * The model a request names, by its {@code model} field.
+   *
+   * @throws IllegalArgumentException if the fleet serves no such model or adapter
+   */
+  static ModelPlan.Binding resolve(SimFleet.Models models, RequestView view) {
+    ModelPlan.Binding b = models.plan().resolve(view.model());
+    if (b == null) {
+      throw new IllegalArgumentException("model: " + view.model() + " (expected: a model the fleet serves)");
+    }
+    return b;
+  }
+
+  /**
+   * The replicas a request for {@code model} may go to, as the proxy picks them: those serving its base
+   * model and, with LoRA affinity on, among them the ones {@link LoraAffinity} prefers for its adapter
+   * (their state read from the replicas' adapter slots).
+   */
+  static List<Integer> candidates(
+      SimFleet.Models models, ModelPlan.Binding model, ToIntFunction<Integer> inFlight, long maxExtraInFlight) {
+    List<Integer> serving = models.plan().replicasOf(model.base());
+    if (!models.loraAffinity()) {
+      return serving;
+    }
+    return LoraAffinity.prefer(serving, model.adapter(), i -> models.gates().get(i).state(), inFlight, maxExtraInFlight);
+  }
+
   /** A router-core router, as the proxy runs it. */
   private static final class CoreRouter implements SimRouter {
     private final RouterCore core;
     private final List<BackendId> backends;
     private final Map<BackendId, Integer> replicas = new HashMap<>();
     private final boolean indexReplies;
+    private final SimFleet.Models models;
+    private final long maxExtraInFlight;
 
-    CoreRouter(RouterCore core, List<BackendId> backends, boolean indexReplies) {
+    CoreRouter(RouterCore core, SimFleet fleet, boolean indexReplies, long maxExtraInFlight) {
       this.core = core;
-      this.backends = backends;
+      this.backends = fleet.backends();
       this.indexReplies = indexReplies;
+      this.models = fleet.models();
+      this.maxExtraInFlight = maxExtraInFlight;
       for (int i = 0; i < backends.size(); i++) {
         replicas.put(backends.get(i), i);
       }
@@ -136,10 +170,25 @@ public record SimPolicies(PolicyConfig config, long seed, boolean indexReplies) 
 
     @Override
     public Routed route(RequestView view) {
-      RouterCore.Routed r = core.route(view, backends);
+      if (models == null) {
+        RouterCore.Routed r = core.route(view, backends);
+        return new Routed(
+            replicas.get(r.decision().backend()), r.promptTokens(), r.lease(), r.decision().rule(),
+            r.predictedCachedTokens());
+      }
+      // as the proxy: the model's replicas only, LoRA affinity among them, the model's namespace
+      ModelPlan.Binding model = resolve(models, view);
+      List<Integer> candidates =
+          candidates(models, model, i -> core.loads().load(backends.get(i)).inFlightRequests(), maxExtraInFlight);
+      List<BackendId> ids = new ArrayList<>(candidates.size());
+      for (int i : candidates) {
+        ids.add(backends.get(i));
+      }
+      long namespace = PrefixIndex.namespace(model.base(), model.adapter());
+      RouterCore.Routed r = core.route(view, namespace, ids);
       return new Routed(
           replicas.get(r.decision().backend()), r.promptTokens(), r.lease(), r.decision().rule(),
-          r.predictedCachedTokens());
+          r.predictedCachedTokens(), namespace);
     }
 
     @Override
@@ -148,7 +197,7 @@ public record SimPolicies(PolicyConfig config, long seed, boolean indexReplies) 
         int[] prompt = routed.promptTokens();
         int[] all = java.util.Arrays.copyOf(prompt, prompt.length + outputTokens.length);
         System.arraycopy(outputTokens, 0, all, prompt.length, outputTokens.length);
-        core.index().insert(backends.get(routed.replica()), all);
+        core.index().insert(backends.get(routed.replica()), core.index().prompt(all, routed.namespace()));
       }
     }
   }
@@ -161,7 +210,11 @@ public record SimPolicies(PolicyConfig config, long seed, boolean indexReplies) 
     private final List<BackendId> backends;
     private final PromptTokenizer tokenizer;
 
-    OracleRouter(RoutingPolicy policy, LoadTracker loads, SimFleet fleet, PromptTokenizer tokenizer) {
+    private final long maxExtraInFlight;
+
+    OracleRouter(
+        RoutingPolicy policy, LoadTracker loads, SimFleet fleet, PromptTokenizer tokenizer, long maxExtraInFlight) {
+      this.maxExtraInFlight = maxExtraInFlight;
       this.policy = policy;
       this.loads = loads;
       this.fleet = fleet;
@@ -173,9 +226,20 @@ public record SimPolicies(PolicyConfig config, long seed, boolean indexReplies) 
     public Routed route(RequestView view) {
       int[] tokens = tokenizer.tokenize(view);
       List<Candidate> candidates = new ArrayList<>(backends.size());
-      for (int i = 0; i < backends.size(); i++) {
-        BackendId b = backends.get(i);
-        candidates.add(new Candidate(b, fleet.engines().get(i).cachedPrefixTokens(tokens), loads.load(b)));
+      SimFleet.Models models = fleet.models();
+      if (models == null) {
+        for (int i = 0; i < backends.size(); i++) {
+          BackendId b = backends.get(i);
+          candidates.add(new Candidate(b, fleet.engines().get(i).cachedPrefixTokens(tokens), loads.load(b)));
+        }
+      } else {
+        ModelPlan.Binding model = resolve(models, view);
+        for (int i : SimPolicies.candidates(
+            models, model, r -> loads.load(backends.get(r)).inFlightRequests(), maxExtraInFlight)) {
+          BackendId b = backends.get(i);
+          candidates.add(
+              new Candidate(b, fleet.engines().get(i).cachedPrefixTokens(tokens, model.adapter()), loads.load(b)));
+        }
       }
       Decision d = policy.choose(new RoutingContext(tokens.length, view.sessionKey(), 0, candidates));
       int replica = backends.indexOf(d.backend());

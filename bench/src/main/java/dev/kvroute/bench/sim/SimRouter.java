@@ -19,8 +19,13 @@ interface SimRouter {
    * @param lease the request's load lease on the chosen engine
    * @param rule the policy rule that decided
    * @param predictedCachedTokens tokens the policy credited the chosen engine with
+   * @param namespace the prefix-index namespace of the request's model and adapter (0: none)
    */
-  record Routed(int replica, int[] promptTokens, Lease lease, Rule rule, int predictedCachedTokens) {}
+  record Routed(int replica, int[] promptTokens, Lease lease, Rule rule, int predictedCachedTokens, long namespace) {
+    Routed(int replica, int[] promptTokens, Lease lease, Rule rule, int predictedCachedTokens) {
+      this(replica, promptTokens, lease, rule, predictedCachedTokens, 0L);
+    }
+  }
 
   /** Routes {@code view} to one of the fleet's replicas and takes its load lease. */
   Routed route(RequestView view);
