@@ -179,6 +179,9 @@ final class ProxyExchange implements UpstreamHandler.Listener {
         r = promptTokens != null
             ? px.core().route(promptTokens, view.sessionKey(), ids)
             : px.core().route(view, ids);
+      } catch (dev.kvroute.core.tokenize.ChatTemplateException e) { // the engine's 400 for this template
+        respondError(HttpResponseStatus.BAD_REQUEST, e.getMessage(), Outcome.REJECTED);
+        return;
       } catch (IllegalStateException e) {
         // every candidate was removed between the snapshot and the decision
         tried.addAll(ids);
