@@ -1,7 +1,7 @@
 # kvroute: one image for the router (`serve`, the default command) and the mock engine (`mock-engine`).
 #
 # Built from the Maven artifact; Maven does not run inside Docker:
-#   mvn -B -DskipTests package                      # writes bench/target/kvroute.jar
+#   mvn -B -DskipTests package                      # writes kvroute-app/target/kvroute.jar
 #   docker build -t kvroute:local .                 # on eclipse-temurin:17-jre
 #   docker build --build-arg JRE_IMAGE=kvroute-jre:local -t kvroute:local .
 #                                                   # on the local jlink base (docker/jre-base/build.sh)
@@ -14,7 +14,7 @@ RUN grep -q '^kvroute:' /etc/group || echo 'kvroute:x:10001:' >> /etc/group; \
     grep -q '^kvroute:' /etc/passwd || echo 'kvroute:x:10001:10001:kvroute:/app:/bin/false' >> /etc/passwd; \
     mkdir -p /app
 
-COPY bench/target/kvroute.jar /app/kvroute.jar
+COPY kvroute-app/target/kvroute.jar /app/kvroute.jar
 
 USER 10001:10001
 WORKDIR /app
@@ -26,6 +26,9 @@ HEALTHCHECK --interval=10s --timeout=5s --start-period=20s --retries=3 \
   CMD ["java", "-Xshare:auto", "-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC", "-Xmx32m", \
        "-cp", "/app/kvroute.jar", "dev.kvroute.cli.HealthCheckCommand", "--quiet"]
 
-# Heap sized from the container's memory limit; add flags with JAVA_TOOL_OPTIONS.
-ENTRYPOINT ["java", "-XX:MaxRAMPercentage=75", "-XX:+ExitOnOutOfMemoryError", "-jar", "/app/kvroute.jar"]
+# Heap: 40% of the container's memory limit. Direct memory (request bodies in Netty's buffers) may
+# grow as large as the heap, so heap + direct stay within 80% of the limit, leaving the rest for the
+# JVM's own memory (docs/operations.md, "Heap and memory"). Size both explicitly with
+# JAVA_TOOL_OPTIONS, e.g. "-Xmx2g -XX:MaxDirectMemorySize=1g" (an explicit -Xmx replaces the percentage).
+ENTRYPOINT ["java", "-XX:MaxRAMPercentage=40", "-XX:+ExitOnOutOfMemoryError", "-jar", "/app/kvroute.jar"]
 CMD ["serve"]

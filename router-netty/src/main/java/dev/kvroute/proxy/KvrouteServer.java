@@ -15,13 +15,9 @@ import dev.kvroute.proxy.config.ConfigException;
 import dev.kvroute.proxy.config.ProxyConfig;
 import io.netty.bootstrap.ServerBootstrap;
 import io.netty.channel.Channel;
-import io.netty.channel.ChannelInitializer;
 import io.netty.channel.ChannelOption;
 import io.netty.channel.EventLoopGroup;
 import io.netty.channel.WriteBufferWaterMark;
-import io.netty.channel.socket.SocketChannel;
-import io.netty.handler.codec.http.HttpObjectAggregator;
-import io.netty.handler.codec.http.HttpServerCodec;
 import io.netty.util.concurrent.DefaultThreadFactory;
 import java.lang.System.Logger.Level;
 import java.net.InetSocketAddress;
@@ -36,7 +32,8 @@ import java.util.concurrent.TimeUnit;
 
 /**
  * A running kvroute proxy, started in-process: the proxy listener, the admin listener, the upstream
- * pools, health checks and, when asked, bundled mock engines.
+ * pools and health checks. (Bundled mock engines, {@code kvroute serve --mock-backends N}, are the
+ * app's composition: it starts them first and passes their URLs here as backends.)
  *
  * <pre>{@code
  * ProxyConfig config = ProxyConfig.defaults()
@@ -69,7 +66,6 @@ public final class KvrouteServer implements AutoCloseable {
   private final HealthChecker health;
   private final ProxyContext context;
   private final ThreadPoolExecutor bodyWorkers;
-  private final MockBackends mocks;
   private Channel serverChannel;
   private Channel adminChannel;
 
@@ -77,10 +73,6 @@ public final class KvrouteServer implements AutoCloseable {
     this.config = config;
     this.core = core;
     this.transport = transport;
-    // first, so that a failure here leaves no threads behind
-    this.mocks = config.backends().isEmpty() && config.mockBackends() > 0
-        ? MockBackends.start(config.mockBackends(), config.routing().tokenizer())
-        : null;
     this.boss = transport.group(1);
     this.workers = transport.group(config.eventLoopThreads());
     Ticker ticker = Ticker.system();
@@ -93,7 +85,8 @@ public final class KvrouteServer implements AutoCloseable {
     RequestParser parser = RequestParser.create(config.routing().sessionHeader(), config.routing().sessionField());
     this.bodyWorkers = bodyWorkers();
     this.context = new ProxyContext(
-        config, core, parser, backends, pool, control, metrics, ticker, bodyWorkers, new ClientConnections());
+        config, core, parser, backends, pool, control, metrics, ticker, bodyWorkers, new ClientConnections(),
+        new ApiPaths(config.api()));
     metrics.addGlobalGauges(core, pool);
   }
 
@@ -157,13 +150,7 @@ public final class KvrouteServer implements AutoCloseable {
   }
 
   private void bind() {
-    List<BackendConfig> initial = new ArrayList<>(config.backends());
-    if (mocks != null) {
-      for (URI u : mocks.urls()) {
-        initial.add(BackendConfig.of(u));
-      }
-    }
-    for (BackendConfig b : initial) {
+    for (BackendConfig b : config.backends()) {
       context.backends().add(b);
     }
     WriteBufferWaterMark marks = new WriteBufferWaterMark(
@@ -183,19 +170,17 @@ public final class KvrouteServer implements AutoCloseable {
           .group(boss, workers)
           .channel(transport.serverChannel())
           .option(ChannelOption.SO_REUSEADDR, true)
-          .childHandler(new ChannelInitializer<SocketChannel>() {
-            @Override
-            protected void initChannel(SocketChannel ch) {
-              ch.pipeline()
-                  .addLast("codec", new HttpServerCodec())
-                  .addLast("aggregator", new HttpObjectAggregator((int) config.limits().maxBodyBytes()))
-                  .addLast("admin", new AdminHandler(context));
-            }
-          });
+          .childHandler(new AdminInitializer(context));
       adminChannel = bindOrFail(admin, config.admin().bind(), config.admin().port(), "admin");
     }
+    if (config.admin().openWithoutToken()) {
+      LOG.log(Level.WARNING, "admin API on {0}:{1} without a token (admin.insecureNoToken): anyone who reaches "
+          + "this port can add or remove backends, and so receive every prompt", config.admin().bind(),
+          String.valueOf(adminPort()));
+    }
     health.start();
-    LOG.log(Level.INFO, "kvroute listening on {0}:{1} ({2}, policy {3}, {4} backends{5})", config.bind(),
+    // DEBUG: the program embedding the server prints the start line (kvroute serve: ServeCommand)
+    LOG.log(Level.DEBUG, "kvroute listening on {0}:{1} ({2}, policy {3}, {4} backends{5})", config.bind(),
         String.valueOf(port()), transport.name(), config.policy().name(), context.backends().all().size(),
         adminChannel == null ? "" : ", admin on " + config.admin().bind() + ":" + adminPort());
   }
@@ -211,6 +196,11 @@ public final class KvrouteServer implements AutoCloseable {
   /** The proxy's bound port. */
   public int port() {
     return ((InetSocketAddress) serverChannel.localAddress()).getPort();
+  }
+
+  /** The socket transport in use: {@code epoll} or {@code nio}. */
+  public String transportName() {
+    return transport.name();
   }
 
   /** The admin API's bound port, or {@code -1} when it is disabled. */
@@ -233,6 +223,11 @@ public final class KvrouteServer implements AutoCloseable {
     return config;
   }
 
+  /** The event loops serving client connections (for tests that watch what they do). */
+  EventLoopGroup eventLoops() {
+    return workers;
+  }
+
   /** The routing core (index, loads, policy) of this proxy. */
   public RouterCore core() {
     return core;
@@ -245,11 +240,6 @@ public final class KvrouteServer implements AutoCloseable {
       ids.add(b.id());
     }
     return ids;
-  }
-
-  /** Base URLs of the bundled mock engines ({@code mockBackends}), empty when none were started. */
-  public List<URI> mockBackendUrls() {
-    return mocks == null ? List.of() : mocks.urls();
   }
 
   /** The Prometheus text exposition served at {@code /metrics}. */
@@ -295,7 +285,7 @@ public final class KvrouteServer implements AutoCloseable {
 
   /**
    * Stops listening, closes every connection (aborting requests in flight), stops health checks,
-   * frees the event loops and stops bundled mock engines.
+   * and frees the event loops.
    */
   @Override
   public void close() {
@@ -310,14 +300,12 @@ public final class KvrouteServer implements AutoCloseable {
     // request and ends its lease (the loops' own shutdown would only close the sockets)
     context.clients().closeAll(Duration.ofSeconds(5));
     pool.close();
+    context.metrics().close();
     bodyWorkers.shutdownNow();
     boss.shutdownGracefully(0, 2, TimeUnit.SECONDS);
     workers.shutdownGracefully(0, 2, TimeUnit.SECONDS);
     boss.terminationFuture().awaitUninterruptibly(5, TimeUnit.SECONDS);
     workers.terminationFuture().awaitUninterruptibly(5, TimeUnit.SECONDS);
-    if (mocks != null) {
-      mocks.close();
-    }
   }
 
   private static String host(String bind) {

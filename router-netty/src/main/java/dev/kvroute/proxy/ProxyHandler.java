@@ -1,9 +1,5 @@
 package dev.kvroute.proxy;
 
-import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.ObjectMapper;
-import com.fasterxml.jackson.databind.node.ArrayNode;
-import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.kvroute.core.request.Endpoint;
 import dev.kvroute.core.request.InvalidRequestException;
 import dev.kvroute.core.request.RequestView;
@@ -24,16 +20,12 @@ import io.netty.handler.codec.http.HttpMethod;
 import io.netty.handler.codec.http.HttpResponseStatus;
 import io.netty.handler.codec.http.HttpUtil;
 import io.netty.handler.codec.http.HttpVersion;
-import io.netty.handler.codec.http.QueryStringDecoder;
 import io.netty.util.ReferenceCountUtil;
 import java.lang.System.Logger.Level;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayDeque;
-import java.util.ArrayList;
-import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
-import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
@@ -41,11 +33,14 @@ import java.util.concurrent.TimeUnit;
 /**
  * The last handler of a client connection: serves one request at a time, in order.
  *
- * <p>Routes by path: {@code POST /v1/chat/completions}, {@code /v1/completions} and {@code /generate}
- * are parsed (400 on a malformed body) and routed by the policy; {@code GET /v1/models} is merged
- * from the healthy backends; any other {@code /v1/*} passes through to a healthy backend;
- * {@code GET /health} (liveness), {@code GET /ready} (at least one routable backend) and
- * {@code GET /metrics} (Prometheus text) are answered here; everything else is 404.
+ * <p>Routes by path (normalized by the aggregator, see {@link RequestTarget}): {@code GET /health}
+ * (liveness), {@code GET /ready} (at least one routable backend) and {@code GET /metrics} (Prometheus
+ * text) are answered here; a path outside the API allow-list ({@link ApiPaths}, {@code api.allowedPaths})
+ * is 404 and never reaches an engine; {@code POST /v1/chat/completions}, {@code /v1/completions} and
+ * {@code /generate} are parsed (400 on a malformed body) and routed by the policy; {@code GET
+ * /v1/models} is merged from the healthy backends; any other allowed path passes through to a
+ * healthy backend. The router's own responses to an HTTP/1.0 client that asked for keep-alive say
+ * {@code Connection: keep-alive}, as relayed ones do.
  *
  * <p>Reading: auto-read is off. While a request is being served one read stays pending, so a client
  * that disconnects is noticed at once (and its upstream request aborted); requests pipelined behind
@@ -68,7 +63,6 @@ import java.util.concurrent.TimeUnit;
  */
 final class ProxyHandler extends ChannelInboundHandlerAdapter {
   private static final System.Logger LOG = System.getLogger(ProxyHandler.class.getName());
-  private static final ObjectMapper JSON = new ObjectMapper();
   /**
    * Bodies at least this large are parsed and tokenized off the event loop: 256 KiB of text is about
    * 60 ms of tokenizing when none of it is cached, long enough to delay every other connection of
@@ -258,8 +252,19 @@ final class ProxyHandler extends ChannelInboundHandlerAdapter {
 
   private void dispatch(FullHttpRequest req) {
     Timeline timeline = new Timeline(px.ticker().nanos());
-    String path = new QueryStringDecoder(req.uri()).path();
+    // the aggregator left the target in normalized origin-form (RequestTarget): match it as it is
+    String uri = req.uri();
+    int q = uri.indexOf('?');
+    String path = q < 0 ? uri : uri.substring(0, q);
     HttpMethod method = req.method();
+    if (serveLocally(req, path, method)) {
+      return;
+    }
+    if (!px.apiPaths().allows(path)) {
+      rejectLocally(req, HttpResponseStatus.NOT_FOUND, "no route for " + method + " " + path
+          + " (not an API path this router serves; see api.allowedPaths)", "unknown");
+      return;
+    }
     Endpoint endpoint = Endpoint.forPath(path);
     if (endpoint != null) {
       String tag = endpointTag(endpoint);
@@ -290,31 +295,32 @@ final class ProxyHandler extends ChannelInboundHandlerAdapter {
       mergedModels(req);
       return;
     }
-    if (path.startsWith("/v1/")) {
-      startExchange(req, "passthrough", null, null, timeline);
-      return;
-    }
+    startExchange(req, "passthrough", null, null, timeline);
+  }
+
+  /** Answers the router's own paths ({@code /health}, {@code /ready}, {@code /metrics}); false for any other. */
+  private boolean serveLocally(FullHttpRequest req, String path, HttpMethod method) {
     if (path.equals("/health") && (method.equals(HttpMethod.GET) || method.equals(HttpMethod.HEAD))) {
       local(req, text(HttpResponseStatus.OK, "application/json", "{\"status\":\"ok\"}"), null, null);
-      return;
+      return true;
     }
     if (path.equals("/ready") && (method.equals(HttpMethod.GET) || method.equals(HttpMethod.HEAD))) {
       boolean ready = px.backends().anyRoutable();
       local(req, text(ready ? HttpResponseStatus.OK : HttpResponseStatus.SERVICE_UNAVAILABLE, "application/json",
           ready ? "{\"status\":\"ready\"}" : "{\"status\":\"no healthy backend\"}"), null, null);
-      return;
+      return true;
     }
     if (path.equals("/metrics") && method.equals(HttpMethod.GET)) {
       local(req, text(HttpResponseStatus.OK, "text/plain; version=0.0.4; charset=utf-8", px.metrics().scrape()), null, null);
-      return;
+      return true;
     }
     String allowed = LOCAL_METHODS.get(path);
     if (allowed != null) {
       rejectLocally(req, HttpResponseStatus.METHOD_NOT_ALLOWED, method + " " + path + " (expected: " + allowed + ")",
           null, "unknown", HttpHeaderNames.ALLOW, allowed.replace(" or ", ", "));
-      return;
+      return true;
     }
-    rejectLocally(req, HttpResponseStatus.NOT_FOUND, "no route for " + method + " " + path, "unknown");
+    return false;
   }
 
   private RequestView parse(Endpoint endpoint, FullHttpRequest req) throws InvalidRequestException {
@@ -411,9 +417,7 @@ final class ProxyHandler extends ChannelInboundHandlerAdapter {
   /** Writes a locally built response and releases the request. */
   private void local(FullHttpRequest req, FullHttpResponse response, String tag, Outcome outcome) {
     boolean keepAlive = keepAlive(req) && !response.headers().contains(HttpHeaderNames.CONNECTION, HttpHeaderValues.CLOSE, true);
-    if (!keepAlive) {
-      response.headers().set(HttpHeaderNames.CONNECTION, HttpHeaderValues.CLOSE);
-    }
+    Headers.connection(response.headers(), req.protocolVersion(), keepAlive);
     ReferenceCountUtil.safeRelease(req);
     if (outcome != null) {
       px.metrics().request("none", tag, outcome, 0);
@@ -431,8 +435,8 @@ final class ProxyHandler extends ChannelInboundHandlerAdapter {
   }
 
   /**
-   * {@code GET /v1/models}: asks every routable backend and merges the {@code data} lists (first
-   * occurrence of each model id wins). 503 when no backend is routable, 502 when none answered.
+   * {@code GET /v1/models}: the merged list of the routable backends' models ({@link ModelList}). 503
+   * when no backend is routable, 502 when none answered.
    */
   private void mergedModels(FullHttpRequest req) {
     List<Backend> backends = px.backends().routable(Set.of());
@@ -443,57 +447,30 @@ final class ProxyHandler extends ChannelInboundHandlerAdapter {
       forward.set(HttpHeaderNames.AUTHORIZATION, auth);
     }
     String requestId = requestId(req);
+    HttpVersion version = req.protocolVersion();
     ReferenceCountUtil.safeRelease(req);
     long start = px.ticker().nanos();
     if (backends.isEmpty()) {
       FullHttpResponse r = HttpErrors.response(ctx.alloc(), HttpResponseStatus.SERVICE_UNAVAILABLE, "no healthy backend", null, keepAlive);
+      Headers.connection(r.headers(), version, keepAlive);
       r.headers().set(Headers.X_REQUEST_ID, requestId);
       px.metrics().request("none", "models", Outcome.UNAVAILABLE, 0);
       ctx.writeAndFlush(r).addListener((ChannelFutureListener) f -> exchangeDone(f.isSuccess() && keepAlive));
       return;
     }
-    List<CompletableFuture<ControlClient.Response>> answers = new ArrayList<>();
-    for (Backend b : backends) {
-      answers.add(px.control().get(b.config(), "/v1/models", forward, px.config().healthCheck().timeout()
-          .plus(px.config().timeouts().connect())));
-    }
-    CompletableFuture.allOf(answers.toArray(CompletableFuture[]::new)).handle((x, e) -> null)
-        .thenRun(() -> ctx.executor().execute(() -> {
-          ObjectNode merged = JSON.createObjectNode();
-          merged.put("object", "list");
-          ArrayNode data = merged.putArray("data");
-          Set<String> ids = new HashSet<>();
-          int answered = 0;
-          for (CompletableFuture<ControlClient.Response> a : answers) {
-            ControlClient.Response r = a.isCompletedExceptionally() ? null : a.join();
-            if (r == null || !r.ok()) {
-              continue;
-            }
-            try {
-              JsonNode models = JSON.readTree(r.body()).path("data");
-              answered++;
-              for (JsonNode m : models) {
-                if (ids.add(m.path("id").asText())) {
-                  data.add(m);
-                }
-              }
-            } catch (java.io.IOException ignored) {
-              // a backend answering garbage contributes nothing
-            }
-          }
+    ModelList.ask(px, backends, forward)
+        .thenAccept(models -> ctx.executor().execute(() -> {
           FullHttpResponse r;
           Outcome outcome;
-          if (answered == 0) {
+          if (!models.anyAnswered()) {
             r = HttpErrors.response(ctx.alloc(), HttpResponseStatus.BAD_GATEWAY, "no backend answered /v1/models", null, keepAlive);
             outcome = Outcome.FAILED;
           } else {
-            r = text(HttpResponseStatus.OK, "application/json", merged.toString());
+            r = text(HttpResponseStatus.OK, "application/json", models.json());
             outcome = Outcome.SUCCESS;
           }
           r.headers().set(Headers.X_REQUEST_ID, requestId);
-          if (!keepAlive) {
-            r.headers().set(HttpHeaderNames.CONNECTION, HttpHeaderValues.CLOSE);
-          }
+          Headers.connection(r.headers(), version, keepAlive);
           px.metrics().request("none", "models", outcome, px.ticker().nanos() - start);
           if (closing) {
             r.release();

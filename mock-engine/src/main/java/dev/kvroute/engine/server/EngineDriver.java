@@ -1,12 +1,15 @@
 package dev.kvroute.engine.server;
 
+import dev.kvroute.engine.kvevents.ZmqKvEventPublisher;
 import dev.kvroute.engine.model.EngineListener;
 import dev.kvroute.engine.model.EngineModel;
 import dev.kvroute.engine.model.EngineRequest;
+import dev.kvroute.engine.model.KvCacheEvent;
 import io.netty.channel.EventLoop;
 import io.netty.util.concurrent.ScheduledFuture;
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
 
@@ -17,7 +20,9 @@ import java.util.concurrent.TimeUnit;
  * #TIMER_SLACK_NANOS}); the timer advances the model to
  * the current model time, hands the events to the requests' {@link Sink sinks}, records metrics, and
  * flushes every sink written to in that pass (one flush per connection per pass). Events carry their
- * model time, so a late timer delays writes but never the reported times.
+ * model time, so a late timer delays writes but never the reported times; how late each timer fired
+ * (beyond its slack) is recorded as the clock lag ({@code kvroute_mock_clock_lag_seconds}, model
+ * seconds), the measure of whether this machine keeps up with the time scale.
  *
  * <p>Not thread-safe: every method must run on {@link #loop()}.
  */
@@ -63,17 +68,50 @@ final class EngineDriver implements EngineListener {
   private final Map<Long, Tracked> tracked = new HashMap<>();
   private final ArrayList<Sink> dirty = new ArrayList<>();
   private final ArrayList<Long> deferredAborts = new ArrayList<>();
+  /** Where the model's KV events go, or null when the engine does not publish them. */
+  private final ZmqKvEventPublisher kvEvents;
+  /** Epoch nanoseconds at {@link #startWall}: a batch's {@code ts} is this plus its model time / K. */
+  private final long startEpochNanos;
   private ScheduledFuture<?> timer;
   private long timerModelNanos = Long.MAX_VALUE;
+  /** Wall nanoseconds since start at which the pending timer is due (its slack included). */
+  private long timerDueWall;
   private boolean advancing;
   private long nextId = 1;
 
   EngineDriver(EventLoop loop, EngineModel model, double timeScale, long startWall, EngineMetrics metrics) {
+    this(loop, model, timeScale, startWall, metrics, null, 0);
+  }
+
+  /**
+   * A driver that publishes the model's KV events to {@code kvEvents} (null for none), each batch
+   * stamped with the wall-clock time of its step: {@code startEpochNanos + modelNanos / K}, in epoch
+   * seconds, as vLLM stamps {@code time.time()}.
+   */
+  EngineDriver(EventLoop loop, EngineModel model, double timeScale, long startWall, EngineMetrics metrics,
+      ZmqKvEventPublisher kvEvents, long startEpochNanos) {
     this.loop = loop;
     this.model = model;
     this.timeScale = timeScale;
     this.startWall = startWall;
     this.metrics = metrics;
+    this.kvEvents = kvEvents;
+    this.startEpochNanos = startEpochNanos;
+  }
+
+  /** Resets the model's prefix cache now (vLLM's {@code /reset_prefix_cache}); false if blocks are in use. */
+  boolean resetPrefixCache() {
+    long now = modelNow();
+    advance(now);
+    advancing = true;
+    boolean reset;
+    try {
+      reset = model.resetPrefixCache(now, this);
+    } finally {
+      advancing = false;
+    }
+    reschedule();
+    return reset;
   }
 
   EventLoop loop() {
@@ -183,6 +221,8 @@ final class EngineDriver implements EngineListener {
   }
 
   private void tick() {
+    long late = (System.nanoTime() - startWall) - timerDueWall;
+    metrics.clockLag(Math.max(0, late) * timeScale / 1e9, System.nanoTime());
     timer = null;
     timerModelNanos = Long.MAX_VALUE;
     advance(modelNow());
@@ -206,9 +246,12 @@ final class EngineDriver implements EngineListener {
       timer.cancel(false);
     }
     long dueWall = (long) Math.ceil(next / timeScale);
-    long delay = dueWall - (System.nanoTime() - startWall);
-    // Coalesce wake-ups: events due within one slack period are handled by one timer.
+    long nowWall = System.nanoTime() - startWall;
+    long delay = dueWall - nowWall;
+    // Coalesce wake-ups: events due within one slack period are handled by one timer. A timer due in
+    // the past is already late by that much (the loop was busy): its lag counts from its due time.
     delay = delay <= 0 ? 0 : ((delay + TIMER_SLACK_NANOS - 1) / TIMER_SLACK_NANOS) * TIMER_SLACK_NANOS;
+    timerDueWall = delay == 0 ? dueWall : nowWall + delay;
     timerModelNanos = next;
     timer = loop.schedule(this::tick, delay, TimeUnit.NANOSECONDS);
   }
@@ -259,6 +302,13 @@ final class EngineDriver implements EngineListener {
       }
     }
     t.sink.onFinished(id, reason);
+  }
+
+  @Override
+  public void onKvEvents(long now, List<KvCacheEvent> events) {
+    if (kvEvents != null) {
+      kvEvents.publish((startEpochNanos + now / timeScale) / 1e9, events);
+    }
   }
 
   /** Cancels the timer; the model is left as it is. */

@@ -10,12 +10,13 @@ import java.util.Map;
 import java.util.Set;
 
 /**
- * The naive model the radix index is checked against: per backend, the set of page-aligned token
+ * The one naive prefix-index model of the tests (the radix index's randomized test checks against it,
+ * and router-core tests route through it): per backend, the set of page-aligned token
  * prefixes it holds, each with the number of the insert that last used it; eviction scans for the
  * held prefixes no longer held prefix extends (leaves) and drops the least recently used one, deepest
  * first on a tie, skipping pinned prefixes (pin counts per prefix). Quadratic and obviously right.
  */
-final class ReferencePrefixIndex {
+public final class ReferencePrefixIndex implements PrefixIndex {
   private final int pageSize;
   private final Map<BackendId, Long> capacityPages = new LinkedHashMap<>();
   private final Map<BackendId, Map<List<Integer>, Long>> held = new HashMap<>();
@@ -27,12 +28,14 @@ final class ReferencePrefixIndex {
   private final Map<BackendId, long[]> provisional = new HashMap<>();
   private final Map<BackendId, Object> provisionalPin = new HashMap<>();
   private long operation;
+  private int limitStops;
 
-  ReferencePrefixIndex(int pageSize) {
+  public ReferencePrefixIndex(int pageSize) {
     this.pageSize = pageSize;
   }
 
-  void addBackend(BackendId backend, long capacityTokens) {
+  @Override
+  public void addBackend(BackendId backend, long capacityTokens) {
     capacityPages.put(backend, capacityTokens / pageSize);
     held.computeIfAbsent(backend, b -> new HashMap<>());
     pins.computeIfAbsent(backend, b -> new HashMap<>());
@@ -41,7 +44,8 @@ final class ReferencePrefixIndex {
     evict(backend);
   }
 
-  void removeBackend(BackendId backend) {
+  @Override
+  public void removeBackend(BackendId backend) {
     capacityPages.remove(backend);
     held.remove(backend);
     pins.remove(backend);
@@ -54,30 +58,19 @@ final class ReferencePrefixIndex {
     provisionalPin.remove(backend);
   }
 
-  void insert(BackendId backend, int[] tokens) {
+  @Override
+  public void insert(BackendId backend, int[] tokens) {
     insertAndPin(backend, tokens, false);
   }
 
-  /** The pins of one {@link #insertAndPin}. */
-  interface RefPin {
-    /** The request's prefill ran: its added prefixes count against the capacity from now on. */
-    void confirm();
-
-    /** Unpins once and marks the prefixes used then (a no-op if the backend was removed or re-added). */
-    void release();
-
-    /**
-     * Removes, deepest first, the prefixes the insert added while each is still pinned only by it
-     * and untouched since (its last use is the insert's), then releases the rest.
-     */
-    void abandon();
-  }
-
   /** Inserts and, if {@code pin}, pins the inserted prefixes until the returned pin ends. */
-  RefPin insertAndPin(BackendId backend, int[] tokens, boolean pin) {
+  Pin insertAndPin(BackendId backend, int[] tokens, boolean pin) {
+    if (!capacityPages.containsKey(backend)) {
+      throw new IllegalArgumentException("backend: " + backend + " is not registered");
+    }
     long pages = Math.min(tokens.length / pageSize, capacityPages.get(backend));
     if (pages == 0) {
-      return new RefPin() {
+      return new Pin() {
         @Override
         public void confirm() {}
 
@@ -96,16 +89,29 @@ final class ReferencePrefixIndex {
     List<List<Integer>> created = new ArrayList<>();
     for (int d = 1; d <= pages; d++) {
       List<Integer> prefix = prefix(tokens, d);
-      if (prefixes.put(prefix, insertOp) == null) {
+      if (!prefixes.containsKey(prefix)) {
+        // a page that needs room evicts one this insert has not touched (unless pinning: provisional)
+        if (!pin && prefixes.size() >= capacityPages.get(backend)) {
+          evictOne(backend, insertOp);
+        }
+        long limit = 2 * capacityPages.get(backend);
+        if (prefixes.size() >= limit && prefixes.size() - created.size() > capacityPages.get(backend)) {
+          evictOne(backend, insertOp); // a page the end of this insert would evict anyway
+        }
+        if (prefixes.size() >= limit) {
+          limitStops++;
+          break; // a view holds at most twice its capacity: the rest of the prompt is not indexed
+        }
         created.add(prefix);
       }
+      prefixes.put(prefix, insertOp);
       if (pin) {
         counts.merge(prefix, 1, Integer::sum);
         pinned.add(prefix);
       }
     }
     boolean[] ended = {false};
-    RefPin refPin = new RefPin() {
+    Pin refPin = new Pin() {
       @Override
       public void confirm() {
         if (!ended[0] && pins.get(backend) == counts && provisionalPin.get(backend) == this) {
@@ -159,12 +165,22 @@ final class ReferencePrefixIndex {
     return refPin;
   }
 
+  /** Inserts that stopped because their view held twice its capacity. */
+  int limitStops() {
+    return limitStops;
+  }
+
+  long capacityPages(BackendId backend) {
+    return capacityPages.get(backend);
+  }
+
   long pinnedPages(BackendId backend) {
     Map<List<Integer>, Integer> counts = pins.get(backend);
     return counts == null ? 0 : counts.size();
   }
 
-  Map<BackendId, Integer> match(int[] tokens) {
+  @Override
+  public PrefixMatch match(int[] tokens) {
     Map<BackendId, Integer> result = new HashMap<>();
     for (Map.Entry<BackendId, Map<List<Integer>, Long>> e : held.entrySet()) {
       int d = 0;
@@ -173,10 +189,11 @@ final class ReferencePrefixIndex {
       }
       result.put(e.getKey(), d * pageSize);
     }
-    return result;
+    return new PrefixMatch(tokens.length, result);
   }
 
-  long sizeTokens(BackendId backend) {
+  @Override
+  public long sizeTokens(BackendId backend) {
     Map<List<Integer>, Long> prefixes = held.get(backend);
     return prefixes == null ? 0 : (long) prefixes.size() * pageSize;
   }
@@ -195,27 +212,66 @@ final class ReferencePrefixIndex {
     return new ArrayList<>(capacityPages.keySet());
   }
 
+  @Override
+  public Pin insertAndPin(BackendId backend, Prompt prompt) {
+    return insertAndPin(backend, prompt.tokens(), true);
+  }
+
+  @Override
+  public void forget(BackendId backend) {
+    if (capacityPages.containsKey(backend)) {
+      held.put(backend, new HashMap<>());
+      pins.put(backend, new HashMap<>()); // the old pins see another map: they become no-ops
+      settle(backend);
+    }
+  }
+
+  @Override
+  public long estimatedBytes() {
+    return 0;
+  }
+
+  @Override
+  public int pageSizeTokens() {
+    return pageSize;
+  }
+
+  /** The model is its own specification: nothing to check. */
+  @Override
+  public void checkInvariants() {}
+
   private void evict(BackendId backend) {
+    while (held.get(backend).size() - provisional.get(backend)[0] > capacityPages.get(backend)
+        && evictOne(backend, -1)) {
+      // one prefix per step; when everything left is pinned the view stays over its capacity
+    }
+  }
+
+  /**
+   * Drops the least recently used unpinned leaf prefix (deepest first on a tie), skipping those last
+   * used by operation {@code keep}; returns whether there was one.
+   */
+  private boolean evictOne(BackendId backend, long keep) {
     Map<List<Integer>, Long> prefixes = held.get(backend);
     Map<List<Integer>, Integer> counts = pins.get(backend);
-    while (prefixes.size() - provisional.get(backend)[0] > capacityPages.get(backend)) {
-      List<Integer> victim = null;
-      for (Map.Entry<List<Integer>, Long> candidate : prefixes.entrySet()) {
-        if (counts.containsKey(candidate.getKey()) || !isLeaf(prefixes, candidate.getKey())) {
-          continue;
-        }
-        if (victim == null
-            || candidate.getValue() < prefixes.get(victim)
-            || (candidate.getValue().equals(prefixes.get(victim))
-                && candidate.getKey().size() > victim.size())) {
-          victim = candidate.getKey();
-        }
+    List<Integer> victim = null;
+    for (Map.Entry<List<Integer>, Long> candidate : prefixes.entrySet()) {
+      if (counts.containsKey(candidate.getKey()) || candidate.getValue() == keep
+          || !isLeaf(prefixes, candidate.getKey())) {
+        continue;
       }
-      if (victim == null) {
-        return; // everything left is pinned: the view stays over its capacity
+      if (victim == null
+          || candidate.getValue() < prefixes.get(victim)
+          || (candidate.getValue().equals(prefixes.get(victim))
+              && candidate.getKey().size() > victim.size())) {
+        victim = candidate.getKey();
       }
-      prefixes.remove(victim);
     }
+    if (victim == null) {
+      return false;
+    }
+    prefixes.remove(victim);
+    return true;
   }
 
   private boolean isLeaf(Map<List<Integer>, Long> prefixes, List<Integer> prefix) {

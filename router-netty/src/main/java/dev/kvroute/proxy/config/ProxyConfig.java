@@ -29,8 +29,9 @@ import java.util.Set;
  * @param port proxy port; {@code 0} picks an ephemeral port. Default 8080
  * @param backends the replicas; may be empty only when {@code mockBackends > 0} or backends are to be
  *     added through the admin API
- * @param mockBackends when {@code backends} is empty, start this many bundled mock engines in the same
- *     process and route to them. Default 0
+ * @param mockBackends when {@code backends} is empty, {@code kvroute serve} starts this many bundled
+ *     mock engines in the same process and routes to them (the app's composition; {@link
+ *     dev.kvroute.proxy.KvrouteServer} itself only routes to {@code backends}). Default 0
  * @param eventLoopThreads Netty event loop threads; {@code 0} means Netty's default (2 × cores)
  * @param policy the routing policy and its thresholds
  * @param routing request reading and prefix-index sizing
@@ -42,6 +43,7 @@ import java.util.Set;
  * @param healthCheck active health checks
  * @param pool upstream connection pools
  * @param writeBuffer channel write-buffer water marks (backpressure)
+ * @param api which engine paths API clients may reach (the allow-list)
  */
 public record ProxyConfig(
     String bind,
@@ -58,7 +60,8 @@ public record ProxyConfig(
     CircuitBreakerConfig circuitBreaker,
     HealthCheckConfig healthCheck,
     PoolConfig pool,
-    WriteBufferConfig writeBuffer) {
+    WriteBufferConfig writeBuffer,
+    ApiConfig api) {
 
   public ProxyConfig {
     Checks.nonBlank("bind", bind);
@@ -76,6 +79,7 @@ public record ProxyConfig(
     Checks.notNull("healthCheck", healthCheck, "a healthCheck section");
     Checks.notNull("pool", pool, "a pool section");
     Checks.notNull("writeBuffer", writeBuffer, "a writeBuffer section");
+    Checks.notNull("api", api, "an api section");
     Set<String> names = new HashSet<>();
     for (BackendConfig b : backends) {
       if (!names.add(b.name())) {
@@ -105,18 +109,19 @@ public record ProxyConfig(
         CircuitBreakerConfig.defaults(),
         HealthCheckConfig.defaults(),
         PoolConfig.defaults(),
-        WriteBufferConfig.defaults());
+        WriteBufferConfig.defaults(),
+        ApiConfig.defaults());
   }
 
   /** A copy listening on {@code port} ({@code 0}: ephemeral). */
   public ProxyConfig withPort(int port) {
     return new ProxyConfig(bind, port, backends, mockBackends, eventLoopThreads, policy, routing, admin,
-        timeouts, limits, retries, circuitBreaker, healthCheck, pool, writeBuffer);
+        timeouts, limits, retries, circuitBreaker, healthCheck, pool, writeBuffer, api);
   }
 
   /** A copy with the admin API on {@code port} ({@code 0}: ephemeral, {@code -1}: disabled). */
   public ProxyConfig withAdminPort(int port) {
-    return withAdmin(new AdminConfig(port, admin.bind(), admin.token()));
+    return withAdmin(admin.withPort(port));
   }
 
   /** A copy routing with policy {@code name}, other thresholds unchanged. */
@@ -127,7 +132,7 @@ public record ProxyConfig(
   /** A copy with {@code policy}. */
   public ProxyConfig withPolicy(PolicyConfig policy) {
     return new ProxyConfig(bind, port, backends, mockBackends, eventLoopThreads, policy, routing, admin,
-        timeouts, limits, retries, circuitBreaker, healthCheck, pool, writeBuffer);
+        timeouts, limits, retries, circuitBreaker, healthCheck, pool, writeBuffer, api);
   }
 
   /** A copy with these backends (default names, capacity read from the engines). */
@@ -142,77 +147,83 @@ public record ProxyConfig(
   /** A copy with {@code backends}. */
   public ProxyConfig withBackends(List<BackendConfig> backends) {
     return new ProxyConfig(bind, port, backends, mockBackends, eventLoopThreads, policy, routing, admin,
-        timeouts, limits, retries, circuitBreaker, healthCheck, pool, writeBuffer);
+        timeouts, limits, retries, circuitBreaker, healthCheck, pool, writeBuffer, api);
   }
 
   /** A copy that starts {@code n} bundled mock engines (requires no configured backends). */
   public ProxyConfig withMockBackends(int n) {
     return new ProxyConfig(bind, port, backends, n, eventLoopThreads, policy, routing, admin,
-        timeouts, limits, retries, circuitBreaker, healthCheck, pool, writeBuffer);
+        timeouts, limits, retries, circuitBreaker, healthCheck, pool, writeBuffer, api);
   }
 
   /** A copy with {@code routing}. */
   public ProxyConfig withRouting(RoutingConfig routing) {
     return new ProxyConfig(bind, port, backends, mockBackends, eventLoopThreads, policy, routing, admin,
-        timeouts, limits, retries, circuitBreaker, healthCheck, pool, writeBuffer);
+        timeouts, limits, retries, circuitBreaker, healthCheck, pool, writeBuffer, api);
+  }
+
+  /** A copy fit to show: the admin token, if any, replaced by {@code REDACTED}. */
+  public ProxyConfig withoutSecrets() {
+    return admin.token() == null ? this : withAdmin(admin.withToken("REDACTED"));
   }
 
   /** A copy with {@code admin}. */
-  /** A copy fit to show: the admin token, if any, replaced by {@code REDACTED}. */
-  public ProxyConfig withoutSecrets() {
-    return admin.token() == null ? this : withAdmin(new AdminConfig(admin.port(), admin.bind(), "REDACTED"));
-  }
-
   public ProxyConfig withAdmin(AdminConfig admin) {
     return new ProxyConfig(bind, port, backends, mockBackends, eventLoopThreads, policy, routing, admin,
-        timeouts, limits, retries, circuitBreaker, healthCheck, pool, writeBuffer);
+        timeouts, limits, retries, circuitBreaker, healthCheck, pool, writeBuffer, api);
   }
 
   /** A copy with {@code timeouts}. */
   public ProxyConfig withTimeouts(TimeoutConfig timeouts) {
     return new ProxyConfig(bind, port, backends, mockBackends, eventLoopThreads, policy, routing, admin,
-        timeouts, limits, retries, circuitBreaker, healthCheck, pool, writeBuffer);
+        timeouts, limits, retries, circuitBreaker, healthCheck, pool, writeBuffer, api);
   }
 
   /** A copy with {@code limits}. */
   public ProxyConfig withLimits(LimitConfig limits) {
     return new ProxyConfig(bind, port, backends, mockBackends, eventLoopThreads, policy, routing, admin,
-        timeouts, limits, retries, circuitBreaker, healthCheck, pool, writeBuffer);
+        timeouts, limits, retries, circuitBreaker, healthCheck, pool, writeBuffer, api);
   }
 
   /** A copy with {@code retries}. */
   public ProxyConfig withRetries(RetryConfig retries) {
     return new ProxyConfig(bind, port, backends, mockBackends, eventLoopThreads, policy, routing, admin,
-        timeouts, limits, retries, circuitBreaker, healthCheck, pool, writeBuffer);
+        timeouts, limits, retries, circuitBreaker, healthCheck, pool, writeBuffer, api);
   }
 
   /** A copy with {@code circuitBreaker}. */
   public ProxyConfig withCircuitBreaker(CircuitBreakerConfig circuitBreaker) {
     return new ProxyConfig(bind, port, backends, mockBackends, eventLoopThreads, policy, routing, admin,
-        timeouts, limits, retries, circuitBreaker, healthCheck, pool, writeBuffer);
+        timeouts, limits, retries, circuitBreaker, healthCheck, pool, writeBuffer, api);
   }
 
   /** A copy with {@code healthCheck}. */
   public ProxyConfig withHealthCheck(HealthCheckConfig healthCheck) {
     return new ProxyConfig(bind, port, backends, mockBackends, eventLoopThreads, policy, routing, admin,
-        timeouts, limits, retries, circuitBreaker, healthCheck, pool, writeBuffer);
+        timeouts, limits, retries, circuitBreaker, healthCheck, pool, writeBuffer, api);
   }
 
   /** A copy with {@code pool}. */
   public ProxyConfig withPool(PoolConfig pool) {
     return new ProxyConfig(bind, port, backends, mockBackends, eventLoopThreads, policy, routing, admin,
-        timeouts, limits, retries, circuitBreaker, healthCheck, pool, writeBuffer);
+        timeouts, limits, retries, circuitBreaker, healthCheck, pool, writeBuffer, api);
   }
 
   /** A copy with {@code writeBuffer}. */
   public ProxyConfig withWriteBuffer(WriteBufferConfig writeBuffer) {
     return new ProxyConfig(bind, port, backends, mockBackends, eventLoopThreads, policy, routing, admin,
-        timeouts, limits, retries, circuitBreaker, healthCheck, pool, writeBuffer);
+        timeouts, limits, retries, circuitBreaker, healthCheck, pool, writeBuffer, api);
   }
 
   /** A copy with {@code eventLoopThreads} ({@code 0}: Netty's default). */
   public ProxyConfig withEventLoopThreads(int eventLoopThreads) {
     return new ProxyConfig(bind, port, backends, mockBackends, eventLoopThreads, policy, routing, admin,
-        timeouts, limits, retries, circuitBreaker, healthCheck, pool, writeBuffer);
+        timeouts, limits, retries, circuitBreaker, healthCheck, pool, writeBuffer, api);
+  }
+
+  /** A copy with {@code api} (the engine paths API clients may reach). */
+  public ProxyConfig withApi(ApiConfig api) {
+    return new ProxyConfig(bind, port, backends, mockBackends, eventLoopThreads, policy, routing, admin,
+        timeouts, limits, retries, circuitBreaker, healthCheck, pool, writeBuffer, api);
   }
 }
