@@ -136,7 +136,9 @@ public final class ServeCommand implements Callable<Integer> {
   String sessionField;
 
   @YamlKey("routing.tokenizer")
-  @Option(names = "--tokenizer", paramLabel = "ENC", description = "jtokkit encoding: o200k_base (default) or cl100k_base.")
+  @Option(names = "--tokenizer", paramLabel = "SPEC", description = "Prompt tokens: a jtokkit encoding "
+      + "(o200k_base, the default; cl100k_base), or hf:PATH (the model's tokenizer.json and chat template, PATH "
+      + "the file or its directory: the engine's exact tokens). Per model: routing.tokenizers in --config.")
   String tokenizer;
 
   @YamlKey("routing.pageSizeTokens")

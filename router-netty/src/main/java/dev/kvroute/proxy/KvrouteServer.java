@@ -151,14 +151,8 @@ public final class KvrouteServer implements AutoCloseable {
       throw new ConfigException("policy.name: " + config.policy().name()
           + " (expected: one of " + String.join(", ", Policies.names()) + ")", e);
     }
-    Tokenizer tokenizer;
-    try {
-      tokenizer = Tokenizer.jtokkit(config.routing().tokenizer());
-    } catch (IllegalArgumentException e) {
-      throw new ConfigException("routing.tokenizer: " + config.routing().tokenizer()
-          + " (expected: o200k_base, cl100k_base, p50k_base or r50k_base)", e);
-    }
-    return RouterCore.create(policy, PromptTokenizer.create(tokenizer),
+    PromptTokenizer tokenizer = RouterTokenizers.load(config.routing()).asPromptTokenizer();
+    return RouterCore.create(policy, tokenizer,
         PrefixIndex.radix(config.routing().pageSizeTokens(), Ticker.system()), LoadTracker.create());
   }
 

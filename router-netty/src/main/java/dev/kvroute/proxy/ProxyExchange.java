@@ -232,6 +232,10 @@ final class ProxyExchange implements UpstreamHandler.Listener {
       attempt();
       return;
     }
+    if (failure instanceof dev.kvroute.core.tokenize.ChatTemplateException) { // the engine's 400
+      respondError(HttpResponseStatus.BAD_REQUEST, failure.getMessage(), Outcome.REJECTED);
+      return;
+    }
     if (failure != null) {
       LOG.log(Level.ERROR, requestId + ": routing failed", failure);
       respondError(HttpResponseStatus.INTERNAL_SERVER_ERROR, "routing failed: " + failure, Outcome.FAILED);

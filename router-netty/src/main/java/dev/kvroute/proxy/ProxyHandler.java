@@ -406,6 +406,8 @@ final class ProxyHandler extends ChannelInboundHandlerAdapter {
             : new Parsed(view, px.core().tokens(view), null, null, model, null);
       } catch (InvalidRequestException e) {
         parsed = new Parsed(null, null, e, null);
+      } catch (dev.kvroute.core.tokenize.ChatTemplateException e) { // the engine's 400 for this template
+        parsed = new Parsed(null, null, new InvalidRequestException(e.getMessage(), null), null);
       } catch (RuntimeException e) {
         parsed = new Parsed(null, null, null, e);
       }
