@@ -11,6 +11,7 @@ import dev.kvroute.engine.kvevents.KvEventsConfig;
 import dev.kvroute.engine.kvevents.ZmqKvEventPublisher;
 import dev.kvroute.engine.model.EngineConfig;
 import dev.kvroute.engine.model.EngineModel;
+import dev.kvroute.engine.model.LoraSlots;
 import dev.kvroute.engine.model.EngineStats;
 import io.netty.bootstrap.ServerBootstrap;
 import io.netty.channel.Channel;
@@ -60,6 +61,7 @@ final class NettyMockEngine implements MockEngineServer {
   final RequestParser parser = RequestParser.create();
   final ReplyGenerator replies;
   final FaultControl faults;
+  final EngineModels models;
   /** Draws which header-less requests get the default fault; used on the loop only. */
   final SplittableRandom faultDraw;
   final long startWall;
@@ -136,10 +138,12 @@ final class NettyMockEngine implements MockEngineServer {
     EngineConfig engine = events.enableKvCacheEvents()
         ? options.engine().toBuilder().enableKvCacheEvents(true).build() : options.engine();
     this.startWall = System.nanoTime();
+    this.models = new EngineModels(options);
     long startEpochNanos = java.time.Instant.now().getEpochSecond() * 1_000_000_000L
         + java.time.Instant.now().getNano();
-    this.driver = new EngineDriver(
-        loop, EngineModel.create(engine), options.timeScale(), startWall, metrics, kvEvents, startEpochNanos);
+    this.driver = new EngineDriver(loop, EngineModel.create(engine), options.timeScale(), startWall, metrics,
+        kvEvents, startEpochNanos,
+        new LoraSlots(options.models().maxLoras(), Math.round(options.models().loraLoadSeconds() * 1e9)));
     this.connections = new DefaultChannelGroup(loop);
   }
 
