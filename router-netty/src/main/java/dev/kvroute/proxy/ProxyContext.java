@@ -11,7 +11,8 @@ import java.util.concurrent.Executor;
  * parser, backends, upstream pools, the control client, metrics, and the bounded pool that parses
  * and tokenizes large request bodies off the event loops ({@code bodyWorkers}; it rejects work when
  * its queue is full), the client connections ({@code clients}, for a graceful drain), and the
- * engine paths clients may reach ({@code apiPaths}, the allow-list).
+ * engine paths clients may reach ({@code apiPaths}, the allow-list), and the fleet's models
+ * ({@code models}, kept current by {@code discovery}).
  *
  * <p>Immutable holder of thread-safe services.
  */
@@ -26,4 +27,6 @@ record ProxyContext(
     Ticker ticker,
     Executor bodyWorkers,
     ClientConnections clients,
-    ApiPaths apiPaths) {}
+    ApiPaths apiPaths,
+    ModelCatalog models,
+    ModelDiscovery discovery) {}
