@@ -3,6 +3,7 @@ package dev.kvroute.proxy;
 import dev.kvroute.core.BackendId;
 import dev.kvroute.core.RouterCore;
 import dev.kvroute.core.request.RequestView;
+import io.netty.buffer.ByteBuf;
 import io.netty.channel.ChannelFuture;
 import io.netty.channel.ChannelFutureListener;
 import io.netty.channel.ChannelHandlerContext;
@@ -29,6 +30,7 @@ import io.netty.util.concurrent.Future;
 import java.lang.System.Logger.Level;
 import java.net.InetSocketAddress;
 import java.net.SocketAddress;
+import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
@@ -103,7 +105,15 @@ final class ProxyExchange implements UpstreamHandler.Listener {
   private boolean skippingInformational;
 
   // the response
+  /** The backend's status line and headers arrived (held until the first body byte). */
+  private boolean headSeen;
+  /** The head, as the client will get it, held until the first body byte arrives. */
+  private HttpResponse heldHead;
+  /** The head was written to the client: no retry, no error response from now on. */
   private boolean responseStarted;
+  private boolean sse;
+  /** The last two bytes relayed of an SSE body (to end it on an event boundary). */
+  private int lastTwoBytes = ('\n' << 8) | '\n';
   private boolean firstByteSeen;
   private boolean closeClientAfterResponse;
   private boolean upstreamKeepAlive;
@@ -159,6 +169,10 @@ final class ProxyExchange implements UpstreamHandler.Listener {
     routed = null;
     staleRetryUsed = false;
     skippingInformational = false;
+    headSeen = false;
+    heldHead = null;
+    sse = false;
+    usage = null;
     List<Backend> candidates = px.backends().routable(tried);
     if (candidates.isEmpty()) {
       if (tried.isEmpty()) {
@@ -324,8 +338,10 @@ final class ProxyExchange implements UpstreamHandler.Listener {
     if (code == 200 && view != null) {
       usage = UsageScanner.forContentType(resp.headers().get(HttpHeaderNames.CONTENT_TYPE));
     }
-    responseStarted = true;
-    lastClientWrite = client.write(clientResponse(resp));
+    headSeen = true;
+    heldHead = clientResponse(resp);
+    String type = resp.headers().get(HttpHeaderNames.CONTENT_TYPE);
+    sse = type != null && type.regionMatches(true, 0, "text/event-stream", 0, 17);
     return true;
   }
 
@@ -360,12 +376,29 @@ final class ProxyExchange implements UpstreamHandler.Listener {
 
   private void onResponseContent(HttpContent c) {
     boolean last = c instanceof LastHttpContent;
-    if (skippingInformational || !responseStarted) {
+    if (skippingInformational || !headSeen) {
       c.release();
       if (last) {
         skippingInformational = false;
       }
       return;
+    }
+    if (!responseStarted) {
+      if (!c.content().isReadable() && !last) {
+        c.release(); // nothing to show yet: the head stays held
+        return;
+      }
+      // the first body byte: only now does the client get the status line (so a backend that
+      // answers 200 and then nothing ends in a clear error, not in an empty 200)
+      responseStarted = true;
+      lastClientWrite = client.write(heldHead);
+      heldHead = null;
+    }
+    if (sse && c.content().isReadable()) {
+      ByteBuf b = c.content();
+      int end = b.writerIndex();
+      lastTwoBytes = b.readableBytes() >= 2 ? b.getUnsignedShort(end - 2)
+          : ((lastTwoBytes & 0xff) << 8) | b.getUnsignedByte(end - 1);
     }
     if (!firstByteSeen && (c.content().isReadable() || last)) {
       firstByteSeen = true;
@@ -420,7 +453,8 @@ final class ProxyExchange implements UpstreamHandler.Listener {
       return;
     }
     if (!responseStarted) {
-      // nothing relayed yet (informational response, or headers still partial): keep reading
+      // nothing relayed yet (informational response, headers still partial, or a head held until
+      // the first body byte): keep reading
       readUpstream();
       return;
     }
@@ -481,7 +515,7 @@ final class ProxyExchange implements UpstreamHandler.Listener {
     }
     String why = cause == null ? "" : ": " + cause;
     if (!responseStarted) {
-      if (conn.reused() && !staleRetryUsed) {
+      if (conn.reused() && !staleRetryUsed && !headSeen) {
         // a pooled connection the backend had closed: once more on a fresh connection, same backend
         staleRetryUsed = true;
         cancelTimer();
@@ -497,7 +531,7 @@ final class ProxyExchange implements UpstreamHandler.Listener {
     }
     backend.breaker().onFailure();
     px.metrics().upstreamError(backend.id().name(), "closed_mid_response");
-    abortClient("backend " + backend.id() + " closed the connection mid-response" + why);
+    abortClient("backend " + backend.id() + " closed the connection mid-response" + why, HttpResponseStatus.BAD_GATEWAY);
   }
 
   private void failBeforeOrDuringResponse(String kind, String message, HttpResponseStatus statusIfNotStarted) {
@@ -506,7 +540,7 @@ final class ProxyExchange implements UpstreamHandler.Listener {
     } else {
       backend.breaker().onFailure();
       px.metrics().upstreamError(backend.id().name(), kind);
-      abortClient(message);
+      abortClient(message, statusIfNotStarted);
     }
   }
 
@@ -603,7 +637,8 @@ final class ProxyExchange implements UpstreamHandler.Listener {
       if (now >= deadline) {
         backend.breaker().onFailure();
         px.metrics().upstreamError(backend.id().name(), "idle_timeout");
-        abortClient("backend " + backend.id() + " sent nothing for " + px.config().timeouts().idle().toMillis() + " ms");
+        abortClient("backend " + backend.id() + " sent nothing for " + px.config().timeouts().idle().toMillis() + " ms",
+            HttpResponseStatus.GATEWAY_TIMEOUT);
       } else {
         armTimer(deadline);
       }
@@ -619,10 +654,42 @@ final class ProxyExchange implements UpstreamHandler.Listener {
     finish(Outcome.CANCELLED, false);
   }
 
-  /** The response broke off after it started: the client sees its connection close mid-body. */
-  private void abortClient(String reason) {
-    LOG.log(Level.INFO, () -> requestId + ": " + reason + "; closing the client connection");
+  /**
+   * The response broke off after it started. An SSE body sent with chunked framing ends the way vLLM
+   * reports an error in the middle of a stream ({@code create_streaming_error_response}): an event
+   * {@code data: {"error": {...}}} (after a blank line if the backend stopped inside an event), then
+   * {@code data: [DONE]}, then the end of the body, so the client sees a clear error and the
+   * connection stays usable. Any other body cannot carry an error: the client sees its connection
+   * close mid-body.
+   */
+  private void abortClient(String reason, HttpResponseStatus errorStatus) {
     closeUpstream();
+    if (sse && responseStarted && !closeClientAfterResponse && client.channel().isActive()) {
+      LOG.log(Level.INFO, () -> requestId + ": " + reason + "; ending the stream with an error event");
+      ByteBuf event = client.alloc().buffer(256 + reason.length());
+      if (lastTwoBytes != (('\n' << 8) | '\n')) {
+        event.writeCharSequence((lastTwoBytes & 0xff) == '\n' ? "\n" : "\n\n", StandardCharsets.UTF_8);
+      }
+      event.writeCharSequence("data: ", StandardCharsets.UTF_8);
+      ByteBuf json = HttpErrors.body(client.alloc(), errorStatus, reason, null);
+      event.writeBytes(json);
+      json.release();
+      event.writeCharSequence("\n\ndata: [DONE]\n\n", StandardCharsets.UTF_8);
+      px.metrics().streamErrorEvent();
+      ChannelFuture end = client.writeAndFlush(new DefaultLastHttpContent(event));
+      if (!end.isDone()) {
+        armClientTimer();
+      }
+      end.addListener((ChannelFutureListener) f -> {
+        if (f.isSuccess()) {
+          finish(Outcome.FAILED, clientKeepAlive);
+        } else {
+          onClientClosed();
+        }
+      });
+      return;
+    }
+    LOG.log(Level.INFO, () -> requestId + ": " + reason + "; closing the client connection");
     finish(Outcome.FAILED, false);
   }
 

@@ -83,6 +83,14 @@ final class ProxyMetrics {
     }
   }
 
+  /** A stream that broke off after its head was sent was ended with an SSE error event and {@code [DONE]}. */
+  void streamErrorEvent() {
+    Counter.builder("kvroute.stream.error.events")
+        .description("Streams the router ended with an SSE error event and [DONE] after the backend broke off")
+        .register(registry)
+        .increment();
+  }
+
   /** A request refused by the router before routing (limits, malformed HTTP). */
   void rejected(String endpoint) {
     request("none", endpoint, Outcome.REJECTED, 0);
