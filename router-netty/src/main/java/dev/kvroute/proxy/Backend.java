@@ -1,6 +1,7 @@
 package dev.kvroute.proxy;
 
 import dev.kvroute.core.BackendId;
+import dev.kvroute.core.load.EngineLoad;
 import dev.kvroute.proxy.config.BackendConfig;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -24,6 +25,7 @@ final class Backend {
   private final AtomicInteger failedLoadScrapes = new AtomicInteger();
   private volatile boolean removed;
   private volatile long capacityTokens;
+  private volatile EngineLoad engineLoad;
   private volatile boolean capacityKnown;
   private int consecutiveProbeFailures;
   private int consecutiveProbeSuccesses;
@@ -56,6 +58,25 @@ final class Backend {
   /** Whether requests may be routed here now: healthy, not removed, and the circuit admits it. */
   boolean routable() {
     return healthy && !removed && breaker.allowsRequest();
+  }
+
+  /** The engine's last load report, or {@code null} when none is current (never read, or the scrape failed). */
+  EngineLoad engineLoad() {
+    return engineLoad;
+  }
+
+  void engineLoad(EngineLoad load) {
+    engineLoad = load;
+  }
+
+  /**
+   * Whether the backend is busy rather than broken: its health probe passes and its engine's last
+   * report shows requests waiting. A first-byte timeout on a busy backend is overload and does not
+   * count against its circuit.
+   */
+  boolean busy() {
+    EngineLoad l = engineLoad;
+    return healthy && !removed && l != null && l.waiting() > 0;
   }
 
   boolean removed() {

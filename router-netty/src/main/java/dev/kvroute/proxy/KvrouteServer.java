@@ -294,6 +294,11 @@ public final class KvrouteServer implements AutoCloseable {
     return true;
   }
 
+  /** The backend registry (tests). */
+  BackendRegistry registry() {
+    return context.backends();
+  }
+
   /** Client connections open now (for tests and the drain). */
   int openClientConnections() {
     return context.clients().open();

@@ -549,7 +549,12 @@ final class ProxyExchange implements UpstreamHandler.Listener {
    * release what the attempt holds, and retry on another backend if allowed, else answer the error.
    */
   private void upstreamFailed(String kind, String message, HttpResponseStatus statusIfFinal) {
-    backend.breaker().onFailure();
+    if (kind.equals("first_byte_timeout") && backend.busy()) {
+      // busy is not broken: the engine answers its probe and reports a queue
+      kind = "first_byte_timeout_busy";
+    } else {
+      backend.breaker().onFailure();
+    }
     px.metrics().upstreamError(backend.id().name(), kind);
     closeUpstream();
     cancelTimer();

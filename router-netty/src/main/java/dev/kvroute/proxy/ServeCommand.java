@@ -207,6 +207,11 @@ public final class ServeCommand implements Callable<Integer> {
   @Option(names = "--cb-open-duration", paramLabel = "DUR", description = "How long a circuit stays open (default 30s).")
   String cbOpenDuration;
 
+  @YamlKey("circuitBreaker.maxEjectionPercent")
+  @Option(names = "--cb-max-ejection-percent", paramLabel = "P",
+      description = "Largest share of backends with an open circuit at once, percent; one may always open (default 50).")
+  Integer cbMaxEjectionPercent;
+
   @YamlKey("circuitBreaker.successThreshold")
   @Option(names = "--cb-success-threshold", paramLabel = "N", description = "Half-open successes that close a circuit (default 2).")
   Integer cbSuccessThreshold;

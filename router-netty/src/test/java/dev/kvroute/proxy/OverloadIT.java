@@ -1,7 +1,10 @@
 package dev.kvroute.proxy;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
+import dev.kvroute.proxy.config.CircuitBreakerConfig;
+import dev.kvroute.proxy.config.HealthCheckConfig;
 import dev.kvroute.proxy.config.ProxyConfig;
 import dev.kvroute.proxy.config.TimeoutConfig;
 import java.net.URI;
@@ -81,6 +84,52 @@ final class OverloadIT {
       HttpResponse<String> next = post(router, STREAM);
       assertThat(next.statusCode()).isEqualTo(200);
       assertThat(next.body()).endsWith("data: [DONE]\n\n");
+    }
+  }
+
+  @Test
+  void firstByteTimeoutsOnABusyEngineKeepItsCircuitClosedAndTheRouterReady() throws Exception {
+    try (FakeBackend engine = new FakeBackend("busy")) {
+      engine.metricsText.set("vllm:cache_config_info{block_size=\"16\",num_gpu_blocks=\"100\"} 1.0\n"
+          + "vllm:num_requests_running 1.0\nvllm:num_requests_waiting 4.0\nvllm:kv_cache_usage_perc 0.5\n");
+      ProxyConfig config = base(List.of(engine.uri()), Duration.ofMillis(300), Duration.ofSeconds(5))
+          .withHealthCheck(new HealthCheckConfig(true, "/health", Duration.ofMillis(100), Duration.ofSeconds(2), 2, 1,
+              Duration.ofMillis(100)))
+          .withCircuitBreaker(new CircuitBreakerConfig(true, 2, Duration.ofSeconds(30), 1));
+      try (KvrouteServer router = KvrouteServer.start(config)) {
+        Backend b = router.registry().all().get(0);
+        await().atMost(Duration.ofSeconds(10)).until(b::busy);
+        for (int i = 0; i < 3; i++) {
+          assertThat(post(router, STREAM, "x-fake", "head-delay-ms=3000").statusCode()).isEqualTo(504);
+        }
+        String m = router.scrapeMetrics();
+        assertThat(m).contains("kind=\"first_byte_timeout_busy\"} 3.0");
+        assertThat(m).contains("kvroute_circuit_state{backend=\"" + ProxyFailureIT.id(engine).name() + "\"} 0.0");
+        assertThat(http.send(HttpRequest.newBuilder(router.uri().resolve("/ready")).build(),
+            HttpResponse.BodyHandlers.ofString()).statusCode()).isEqualTo(200);
+        assertThat(post(router, STREAM).statusCode()).isEqualTo(200);
+      }
+    }
+  }
+
+  @Test
+  void noMoreThanTheMaxEjectionShareOfBackendsIsEjected() throws Exception {
+    try (FakeBackend a = new FakeBackend("a");
+        FakeBackend b = new FakeBackend("b");
+        KvrouteServer router = KvrouteServer.start(base(List.of(a.uri(), b.uri()), Duration.ofSeconds(5), Duration.ofSeconds(5))
+            .withCircuitBreaker(new CircuitBreakerConfig(true, 1, Duration.ofSeconds(30), 1, 50)))) {
+      a.forcedStatus.set(500);
+      b.forcedStatus.set(500);
+      for (int i = 0; i < 6; i++) {
+        assertThat(post(router, STREAM).statusCode()).isEqualTo(500);
+      }
+      String m = router.scrapeMetrics();
+      assertThat(m).containsOnlyOnce("} 1.0\nkvroute_circuit_state").as("one of two circuits open");
+      assertThat(router.registry().all().stream().filter(x -> x.breaker().state() == CircuitBreaker.State.OPEN).count())
+          .isEqualTo(1);
+      a.forcedStatus.set(0);
+      b.forcedStatus.set(0);
+      assertThat(post(router, STREAM).statusCode()).isEqualTo(200);
     }
   }
 }
