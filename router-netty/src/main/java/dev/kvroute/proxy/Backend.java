@@ -26,6 +26,7 @@ final class Backend {
   private volatile boolean removed;
   private volatile long capacityTokens;
   private volatile EngineLoad engineLoad;
+  private volatile int fullBatch;
   private volatile boolean capacityKnown;
   private int consecutiveProbeFailures;
   private int consecutiveProbeSuccesses;
@@ -67,6 +68,17 @@ final class Backend {
 
   void engineLoad(EngineLoad load) {
     engineLoad = load;
+    if (load != null && load.waiting() > 0 && load.running() > 0) {
+      fullBatch = load.running();
+    }
+  }
+
+  /**
+   * The requests the engine ran the last time it also had requests waiting (its batch was full:
+   * vLLM's {@code max_num_seqs}, or fewer when KV-bound), or 0 if it never reported a full batch.
+   */
+  int fullBatch() {
+    return fullBatch;
   }
 
   /**

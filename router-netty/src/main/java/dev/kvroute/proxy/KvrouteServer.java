@@ -93,7 +93,8 @@ public final class KvrouteServer implements AutoCloseable {
     RequestParser parser = RequestParser.create(config.routing().sessionHeader(), config.routing().sessionField());
     this.bodyWorkers = bodyWorkers();
     this.context = new ProxyContext(
-        config, core, parser, backends, pool, control, metrics, ticker, bodyWorkers, new ClientConnections());
+        config, core, parser, backends, pool, control, metrics, ticker, bodyWorkers, new ClientConnections(),
+        new Admission(config.admission(), backends, core.loads(), ticker, workers.next(), metrics.registry()));
     metrics.addGlobalGauges(core, pool);
   }
 

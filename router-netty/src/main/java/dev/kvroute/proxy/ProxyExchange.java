@@ -2,7 +2,11 @@ package dev.kvroute.proxy;
 
 import dev.kvroute.core.BackendId;
 import dev.kvroute.core.RouterCore;
+import dev.kvroute.core.admission.AdmissionQueue;
+import dev.kvroute.core.admission.RequestFields;
 import dev.kvroute.core.request.RequestView;
+import dev.kvroute.proxy.config.AdmissionConfig;
+import io.netty.buffer.ByteBufUtil;
 import io.netty.buffer.ByteBuf;
 import io.netty.channel.ChannelFuture;
 import io.netty.channel.ChannelFutureListener;
@@ -78,7 +82,7 @@ import java.util.concurrent.TimeUnit;
  * <p>Not thread-safe: everything runs on the client channel's event loop, which is also the upstream
  * channel's.
  */
-final class ProxyExchange implements UpstreamHandler.Listener {
+final class ProxyExchange implements UpstreamHandler.Listener, Admission.Waiter {
   private static final System.Logger LOG = System.getLogger(ProxyExchange.class.getName());
 
   private final ProxyContext px;
@@ -129,6 +133,12 @@ final class ProxyExchange implements UpstreamHandler.Listener {
   private ScheduledFuture<?> clientTimer;
   private boolean done;
 
+  // admission
+  /** The queue ticket while the request waits in the router's queue, else {@code null}. */
+  private AdmissionQueue.Ticket<Admission.Waiter> ticket;
+  /** Admitted and not yet routed: counts against the backends' free slots until it is. */
+  private boolean admissionPending;
+
   /**
    * @param request the aggregated request; this exchange owns it and releases it when done
    * @param view the routing view for generation requests, or {@code null} for pass-through
@@ -159,9 +169,113 @@ final class ProxyExchange implements UpstreamHandler.Listener {
     this.retriesLeft = px.config().retries().maxRetries();
   }
 
-  /** Starts the first attempt. */
+  /**
+   * Starts the request: a generation request goes through admission first (at once when a backend
+   * has a free slot and nobody is queued, else through the router's queue, or a 429); others start
+   * their first attempt at once.
+   */
   void start() {
+    Admission admission = px.admission();
+    if (view == null || !admission.enabled()) {
+      attempt();
+      return;
+    }
+    AdmissionConfig ac = admission.config();
+    HttpHeaders h = request.headers();
+    RequestFields[] fields = {null};
+    java.util.function.Supplier<RequestFields> body = () -> {
+      if (fields[0] == null) {
+        ByteBuf c = request.content();
+        fields[0] = c.hasArray()
+            ? RequestFields.read(c.array(), c.arrayOffset() + c.readerIndex(), c.readableBytes())
+            : RequestFields.read(ByteBufUtil.getBytes(c), 0, c.readableBytes());
+      }
+      return fields[0];
+    };
+    String auth = h.get(HttpHeaderNames.AUTHORIZATION);
+    String tenant = Admission.tenantKey(ac.tenant(), auth, ac.tenant().equals("user") ? body.get().user() : null, h::get);
+    java.util.function.IntSupplier priority = () -> priority(ac, body.get(), h, tenant, auth);
+    @SuppressWarnings("unchecked")
+    AdmissionQueue.Ticket<Admission.Waiter>[] out = new AdmissionQueue.Ticket[1];
+    switch (admission.admit(this, priority, tenant, request.content().readableBytes(), out)) {
+      case NOW:
+        admissionPending = true;
+        attempt();
+        break;
+      case QUEUED:
+        ticket = out[0];
+        timeline.mark(Lifecycle.QUEUED, px.ticker().nanos(), Admission.priorityClass(ticket.priority()));
+        break;
+      default:
+        long retry = admission.retryAfterSeconds();
+        respondRateLimited("the router's queue is full (every backend is saturated); retry after " + retry + " s", retry);
+    }
+  }
+
+  /**
+   * A request's priority: the body's {@code priority} (vLLM's field), else the priority header, else
+   * the tenant's configured priority (by tenant key, or by the API key itself), else 0.
+   */
+  private static int priority(AdmissionConfig ac, RequestFields fields, HttpHeaders h, String tenant, String auth) {
+    if (fields.priority() != null) {
+      return fields.priority();
+    }
+    String header = h.get(ac.priorityHeader());
+    if (header != null) {
+      try {
+        return Integer.parseInt(header.trim());
+      } catch (NumberFormatException ignored) {
+        // not a number: as if absent
+      }
+    }
+    Integer p = ac.tenantPriorities().get(tenant);
+    if (p == null && auth != null) {
+      String key = auth.trim();
+      p = ac.tenantPriorities().get(key.regionMatches(true, 0, "Bearer ", 0, 7) ? key.substring(7).trim() : key);
+    }
+    return p == null ? 0 : p;
+  }
+
+  @Override
+  public EventLoop loop() {
+    return loop;
+  }
+
+  /** Admitted from the router's queue (on this exchange's event loop): route and send now. */
+  @Override
+  public void admitted() {
+    ticket = null;
+    admissionPending = true;
+    if (done) {
+      settleAdmission();
+      return;
+    }
     attempt();
+  }
+
+  /** Refused while queued: deadline passed, or shed for a better request. */
+  @Override
+  public void refused(String reason, String message, long retryAfterSeconds) {
+    ticket = null;
+    if (!done) {
+      respondRateLimited(message, retryAfterSeconds);
+    }
+  }
+
+  private void settleAdmission() {
+    if (admissionPending) {
+      admissionPending = false;
+      px.admission().routed();
+    }
+  }
+
+  private void respondRateLimited(String message, long retryAfterSeconds) {
+    responseStarted = true;
+    boolean keepAlive = clientKeepAlive && !px.clients().draining();
+    FullHttpResponse r = HttpErrors.rateLimited(client.alloc(), message, retryAfterSeconds, keepAlive);
+    r.headers().set(Headers.X_REQUEST_ID, requestId);
+    status = 429;
+    client.writeAndFlush(r).addListener((ChannelFutureListener) f -> finish(Outcome.RATE_LIMITED, f.isSuccess() && keepAlive));
   }
 
   private void attempt() {
@@ -176,11 +290,15 @@ final class ProxyExchange implements UpstreamHandler.Listener {
     List<Backend> candidates = px.backends().routable(tried);
     if (candidates.isEmpty()) {
       if (tried.isEmpty()) {
-        respondError(HttpResponseStatus.SERVICE_UNAVAILABLE, "no healthy backend", Outcome.UNAVAILABLE);
+        respondError(HttpResponseStatus.SERVICE_UNAVAILABLE, "no healthy backend", Outcome.UNAVAILABLE,
+            Math.max(1, (px.config().healthCheck().interval().toMillis() + 999) / 1000));
       } else {
         respondError(failureStatus, failureMessage, Outcome.FAILED);
       }
       return;
+    }
+    if (view != null && candidates.size() > 1 && px.admission().enabled()) {
+      candidates = unsaturated(candidates);
     }
     if (view != null) {
       List<BackendId> ids = new ArrayList<>(candidates.size());
@@ -218,8 +336,20 @@ final class ProxyExchange implements UpstreamHandler.Listener {
       backend = px.backends().pickPassthrough(candidates);
     }
     tried.add(backend.id());
+    settleAdmission(); // the lease now counts on the backend
     timeline.mark(Lifecycle.ROUTED, px.ticker().nanos(), backend.id().name());
     connect(false);
+  }
+
+  /** The candidates with a free admission slot, or all of them when none has one. */
+  private List<Backend> unsaturated(List<Backend> candidates) {
+    List<Backend> open = new ArrayList<>(candidates.size());
+    for (Backend b : candidates) {
+      if (!px.admission().saturated(b)) {
+        open.add(b);
+      }
+    }
+    return open.isEmpty() ? candidates : open;
   }
 
   private void connect(boolean fresh) {
@@ -699,10 +829,18 @@ final class ProxyExchange implements UpstreamHandler.Listener {
   }
 
   private void respondError(HttpResponseStatus s, String message, Outcome outcome) {
+    respondError(s, message, outcome, -1);
+  }
+
+  /** As above; {@code retryAfterSeconds >= 0} adds {@code Retry-After}. */
+  private void respondError(HttpResponseStatus s, String message, Outcome outcome, long retryAfterSeconds) {
     responseStarted = true;
     boolean keepAlive = clientKeepAlive && !px.clients().draining();
     FullHttpResponse r = HttpErrors.response(client.alloc(), s, message, null, keepAlive);
     r.headers().set(Headers.X_REQUEST_ID, requestId);
+    if (retryAfterSeconds >= 0) {
+      r.headers().set(HttpHeaderNames.RETRY_AFTER, Long.toString(retryAfterSeconds));
+    }
     status = s.code();
     client.writeAndFlush(r).addListener((ChannelFutureListener) f -> finish(outcome, f.isSuccess() && keepAlive));
   }
@@ -755,9 +893,16 @@ final class ProxyExchange implements UpstreamHandler.Listener {
     cancelClientTimer();
     closeUpstream();
     releaseLease();
+    if (ticket != null) {
+      px.admission().cancel(ticket); // the client went away while queued: leave the queue at once
+      ticket = null;
+    }
+    settleAdmission();
+    px.admission().released();
     long now = px.ticker().nanos();
     Lifecycle end = outcome == Outcome.CANCELLED ? Lifecycle.CANCELLED
-        : outcome == Outcome.FAILED || outcome == Outcome.UNAVAILABLE ? Lifecycle.FAILED : Lifecycle.COMPLETED;
+        : outcome == Outcome.FAILED || outcome == Outcome.UNAVAILABLE || outcome == Outcome.RATE_LIMITED ? Lifecycle.FAILED
+        : Lifecycle.COMPLETED;
     timeline.mark(end, now, outcome.tag());
     String backendTag = backend == null ? "none" : backend.id().name();
     if (usage != null && outcome == Outcome.SUCCESS) {
