@@ -42,7 +42,7 @@ pids+=($ROUTER)
 for _ in $(seq 1 120); do curl -sf -o /dev/null "http://127.0.0.1:$R/ready" && break; sleep 0.5; done
 mem() { # heap used (MiB) and RSS (MiB)
   local heap rss
-  heap=$(curl -s "http://127.0.0.1:$R/metrics" | awk '/^jvm_memory_used_bytes\{/ && /area="heap"/ {s+=$2} END {printf "%.0f", s/1048576}')
+  heap=$(curl -s "http://127.0.0.1:$R/metrics" | grep '^jvm_memory_used_bytes{area="heap"' | awk '{s+=$2} END {printf "%.0f", s/1048576}')
   rss=$(awk '/VmRSS/ {printf "%.0f", $2/1024}' /proc/$ROUTER/status)
   echo "heap_used_mib=$heap rss_mib=$rss"
 }
@@ -51,7 +51,8 @@ sleep 3
 echo "before: $(mem)"
 python3 bench/scripts/overload_client.py 127.0.0.1 "$R" "$N" "$MAX_TOKENS" 120
 echo "right after: ready=$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$R/ready")"
-curl -s "http://127.0.0.1:$R/metrics" | grep -E '^kvroute_circuit_state|^kvroute_admission_requests_total|^kvroute_upstream_errors_total' || true
+# the router's own time from reading a request to its last byte (for a 429: from read to refusal)
+curl -s "http://127.0.0.1:$R/metrics" | grep -E '^kvroute_circuit_state|^kvroute_admission_requests_total|^kvroute_upstream_errors_total|^kvroute_request_duration_seconds_max|^kvroute_admission_queue_wait_seconds_max' || true
 echo "after-burst requests: $(python3 bench/scripts/overload_client.py 127.0.0.1 "$R" 20 8 60)"
 sleep 10
 echo "10 s later: $(mem) (router -Xmx$HEAP)"

@@ -92,6 +92,8 @@ async def main():
         "wall_s": round(time.monotonic() - t0, 2),
         "outcomes": by,
         "refused_head_s_max": round(max((r["head_s"] for r in refused), default=0), 3),
+        "refused_429_head_s_max": round(max((r["head_s"] for r in refused if r["status"] == 429), default=0), 3),
+        "refused_503_head_s_max": round(max((r["head_s"] for r in refused if r["status"] == 503), default=0), 3),
         "complete_end_s_max": round(max((r["end_s"] for r in results if r.get("status") == 200), default=0), 3),
     }, sort_keys=True))
 
