@@ -42,7 +42,8 @@ pids+=($ROUTER)
 for _ in $(seq 1 120); do curl -sf -o /dev/null "http://127.0.0.1:$R/ready" && break; sleep 0.5; done
 mem() { # heap used (MiB) and RSS (MiB)
   local heap rss
-  heap=$(curl -s "http://127.0.0.1:$R/metrics" | grep '^jvm_memory_used_bytes{area="heap"' | awk '{s+=$2} END {printf "%.0f", s/1048576}')
+  heap=$(curl -s "http://127.0.0.1:$R/metrics" | grep '^jvm_memory_used_bytes{area="heap"' \
+    | python3 -c 'import sys; print(round(sum(float(l.split()[-1]) for l in sys.stdin) / 1048576))')
   rss=$(awk '/VmRSS/ {printf "%.0f", $2/1024}' /proc/$ROUTER/status)
   echo "heap_used_mib=$heap rss_mib=$rss"
 }
