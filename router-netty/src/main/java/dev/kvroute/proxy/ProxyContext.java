@@ -10,7 +10,8 @@ import java.util.concurrent.Executor;
  * The services shared by every connection of one proxy: configuration, routing core, request
  * parser, backends, upstream pools, the control client, metrics, and the bounded pool that parses
  * and tokenizes large request bodies off the event loops ({@code bodyWorkers}; it rejects work when
- * its queue is full), the client connections ({@code clients}, for a graceful drain), and admission control
+ * its queue is full), the client connections ({@code clients}, for a graceful drain), the
+ * engine paths clients may reach ({@code apiPaths}, the allow-list), and admission control
  * ({@code admission}: per-backend limits and the router's queue).
  *
  * <p>Immutable holder of thread-safe services.
@@ -26,4 +27,5 @@ record ProxyContext(
     Ticker ticker,
     Executor bodyWorkers,
     ClientConnections clients,
+    ApiPaths apiPaths,
     Admission admission) {}

@@ -837,6 +837,7 @@ final class ProxyExchange implements UpstreamHandler.Listener, Admission.Waiter 
     responseStarted = true;
     boolean keepAlive = clientKeepAlive && !px.clients().draining();
     FullHttpResponse r = HttpErrors.response(client.alloc(), s, message, null, keepAlive);
+    Headers.connection(r.headers(), request.protocolVersion(), keepAlive);
     r.headers().set(Headers.X_REQUEST_ID, requestId);
     if (retryAfterSeconds >= 0) {
       r.headers().set(HttpHeaderNames.RETRY_AFTER, Long.toString(retryAfterSeconds));
