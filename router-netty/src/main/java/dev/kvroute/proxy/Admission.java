@@ -155,7 +155,7 @@ final class Admission {
     }
     long retry = retryAfterSeconds();
     for (AdmissionQueue.Ticket<Waiter> t : shed) {
-      t.item().loop().execute(() -> t.item().refused("shed",
+      run(t.item(), () -> t.item().refused("shed",
           "the router's queue is full and this request has the lowest priority; retry after " + retry + " s", retry));
     }
     return d;
@@ -248,9 +248,18 @@ final class Admission {
       waitTimer.record(ticker.nanos() - t.enqueuedNanos(), TimeUnit.NANOSECONDS);
       count("admitted", t.tenant());
       Waiter w = t.item();
-      w.loop().execute(w::admitted);
+      run(w, w::admitted);
     }
     queueNonEmpty = !queue.isEmpty();
+  }
+
+  /** Runs {@code task} on {@code w}'s event loop; a loop shutting down closes its connections itself. */
+  private static void run(Waiter w, Runnable task) {
+    try {
+      w.loop().execute(task);
+    } catch (java.util.concurrent.RejectedExecutionException shuttingDown) {
+      // the proxy is closing: the client connection is closed with its loop
+    }
   }
 
   /** Under the lock: runs {@link #onTick} every 100 ms while the queue is not empty. */
@@ -278,7 +287,7 @@ final class Admission {
       String message = "the request waited " + config.queueDeadline().toMillis()
           + " ms in the router's queue (every backend is saturated); retry after " + retry + " s";
       for (AdmissionQueue.Ticket<Waiter> t : expired) {
-        t.item().loop().execute(() -> t.item().refused("deadline", message, retry));
+        run(t.item(), () -> t.item().refused("deadline", message, retry));
       }
     }
   }

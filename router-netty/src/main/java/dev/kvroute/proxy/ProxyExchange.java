@@ -54,6 +54,15 @@ import java.util.concurrent.TimeUnit;
  * the response, or a 502/503 status are retried on another backend while retries remain and nothing
  * has been written to the client; a 4xx never is.
  *
+ * <p><b>Admission.</b> A generation request first passes {@link Admission}: it starts at once when a
+ * backend has a free slot, else waits in the router's queue (routed when it leaves) or is answered 429.
+ *
+ * <p><b>The response head.</b> The backend's status line and headers are held until its first body
+ * byte (or the end of a bodiless response), so a backend that answers and then sends nothing within
+ * {@code timeouts.firstByte} ends in a retry or a JSON 504, never an empty 200. A stream that breaks
+ * off after its head went out ends, for SSE, as vLLM ends a stream on an error: {@code data:
+ * {"error": ...}} then {@code data: [DONE]}.
+ *
  * <p><b>Relay and backpressure.</b> Both channels have auto-read off. The upstream channel is read
  * once at a time: every response object of a read is written to the client, the writes are flushed
  * when the read completes, and the next read is requested only when the last write has succeeded and
