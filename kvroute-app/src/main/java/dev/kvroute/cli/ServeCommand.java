@@ -136,7 +136,9 @@ public final class ServeCommand implements Callable<Integer> {
   String sessionField;
 
   @YamlKey("routing.tokenizer")
-  @Option(names = "--tokenizer", paramLabel = "ENC", description = "jtokkit encoding: o200k_base (default) or cl100k_base.")
+  @Option(names = "--tokenizer", paramLabel = "SPEC", description = "Prompt tokens: a jtokkit encoding "
+      + "(o200k_base, the default; cl100k_base), or hf:PATH (the model's tokenizer.json and chat template, PATH "
+      + "the file or its directory: the engine's exact tokens). Per model: routing.tokenizers in --config.")
   String tokenizer;
 
   @YamlKey("routing.pageSizeTokens")
@@ -271,6 +273,29 @@ public final class ServeCommand implements Callable<Integer> {
   @Option(names = "--engine-load-interval", paramLabel = "DUR",
       description = "Time between scrapes of each engine's /metrics for its own load and start time; 0s = off (default 1s).")
   String engineLoadInterval;
+
+  @YamlKey("models.refreshInterval")
+  @Option(names = "--models-refresh-interval", paramLabel = "DUR",
+      description = "Time between reads of each backend's GET /v1/models (what models and LoRA adapters it serves); 0s ="
+          + " only when a backend is added, recovers or restarts, or an adapter is loaded through the admin API (default 30s).")
+  String modelsRefreshInterval;
+
+  @YamlKey("models.maxCharsPerToken")
+  @Option(names = "--max-chars-per-token", paramLabel = "N",
+      description = "Characters one token spans at most: a prompt of C characters is refused with vLLM's 400 before"
+          + " tokenizing when C / N tokens cannot fit any serving backend's max_model_len (default 128).")
+  Integer maxCharsPerToken;
+
+  @YamlKey("models.loraAffinity")
+  @Option(names = "--lora-affinity", negatable = true, paramLabel = "BOOL",
+      description = "Prefer replicas running a request's LoRA adapter (vllm:lora_requests_info) while they are at most"
+          + " --balance-abs-threshold requests busier than the least-loaded one (default true).")
+  Boolean loraAffinity;
+
+  @YamlKey("models.aliases")
+  @Option(names = "--model-alias", paramLabel = "PUBLIC=SERVED",
+      description = "A public model name routed as a served one (the body's model is rewritten); repeatable.")
+  Map<String, String> modelAliases;
 
   @YamlKey("pool.idleTimeout")
   @Option(names = "--pool-idle-timeout", paramLabel = "DUR", description = "Close pooled connections idle this long (default 4s).")

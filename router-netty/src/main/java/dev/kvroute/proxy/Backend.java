@@ -24,6 +24,8 @@ final class Backend {
   private final AtomicBoolean earlierStartWarned = new AtomicBoolean();
   private final AtomicInteger failedLoadScrapes = new AtomicInteger();
   private volatile boolean removed;
+  private volatile ServedModels models = ServedModels.UNKNOWN;
+  private volatile LoraAffinity.State lora = LoraAffinity.State.UNKNOWN;
   private volatile long capacityTokens;
   private volatile EngineLoad engineLoad;
   private volatile int fullBatch;
@@ -93,6 +95,24 @@ final class Backend {
 
   boolean removed() {
     return removed;
+  }
+
+  /** The models and adapters it serves ({@link ServedModels#UNKNOWN} until configured or read). */
+  ServedModels models() {
+    return models;
+  }
+
+  void models(ServedModels served) {
+    models = served;
+  }
+
+  /** Its engine's LoRA adapters running and waiting, from {@code vllm:lora_requests_info}. */
+  LoraAffinity.State lora() {
+    return lora;
+  }
+
+  void lora(LoraAffinity.State state) {
+    lora = state;
   }
 
   void markRemoved() {

@@ -64,6 +64,7 @@ public final class KvrouteServer implements AutoCloseable {
   private final EventLoopGroup workers;
   private final UpstreamPool pool;
   private final HealthChecker health;
+  private final ModelDiscovery discovery;
   private final ProxyContext context;
   private final ThreadPoolExecutor bodyWorkers;
   private Channel serverChannel;
@@ -81,12 +82,18 @@ public final class KvrouteServer implements AutoCloseable {
     BackendRegistry backends = new BackendRegistry(config, core, metrics, ticker);
     ControlClient control = new ControlClient(workers, transport.channel(), config.timeouts().connect());
     this.health = new HealthChecker(config.healthCheck(), backends, control, workers.next());
-    backends.hooks(health::probeNow, pool::evict);
+    this.discovery = new ModelDiscovery(config.models(), backends, control, workers.next(),
+        config.healthCheck().timeout(), config.healthCheck().interval());
+    health.onRecovered(discovery::refresh);
+    backends.hooks(b -> {
+      health.probeNow(b);
+      discovery.refresh(b);
+    }, pool::evict);
     RequestParser parser = RequestParser.create(config.routing().sessionHeader(), config.routing().sessionField());
     this.bodyWorkers = bodyWorkers();
     this.context = new ProxyContext(
         config, core, parser, backends, pool, control, metrics, ticker, bodyWorkers, new ClientConnections(),
-        new ApiPaths(config.api()),
+        new ApiPaths(config.api()), new ModelCatalog(config.models()), discovery,
         new Admission(config.admission(), backends, core.loads(), ticker, workers.next(), metrics.registry()));
     metrics.addGlobalGauges(core, pool);
   }
@@ -145,14 +152,8 @@ public final class KvrouteServer implements AutoCloseable {
       throw new ConfigException("policy.name: " + config.policy().name()
           + " (expected: one of " + String.join(", ", Policies.names()) + ")", e);
     }
-    Tokenizer tokenizer;
-    try {
-      tokenizer = Tokenizer.jtokkit(config.routing().tokenizer());
-    } catch (IllegalArgumentException e) {
-      throw new ConfigException("routing.tokenizer: " + config.routing().tokenizer()
-          + " (expected: o200k_base, cl100k_base, p50k_base or r50k_base)", e);
-    }
-    return RouterCore.create(policy, PromptTokenizer.create(tokenizer),
+    PromptTokenizer tokenizer = RouterTokenizers.load(config.routing()).asPromptTokenizer();
+    return RouterCore.create(policy, tokenizer,
         PrefixIndex.radix(config.routing().pageSizeTokens(), Ticker.system()), LoadTracker.create());
   }
 
@@ -160,6 +161,8 @@ public final class KvrouteServer implements AutoCloseable {
     for (BackendConfig b : config.backends()) {
       context.backends().add(b);
     }
+    // the first requests route by model: wait (up to a health-check timeout) for the first reads
+    discovery.awaitPending(config.healthCheck().timeout());
     WriteBufferWaterMark marks = new WriteBufferWaterMark(
         config.writeBuffer().lowWaterMarkBytes(), config.writeBuffer().highWaterMarkBytes());
     ServerBootstrap proxy = new ServerBootstrap()
@@ -186,6 +189,7 @@ public final class KvrouteServer implements AutoCloseable {
           String.valueOf(adminPort()));
     }
     health.start();
+    discovery.start();
     // DEBUG: the program embedding the server prints the start line (kvroute serve: ServeCommand)
     LOG.log(Level.DEBUG, "kvroute listening on {0}:{1} ({2}, policy {3}, {4} backends{5})", config.bind(),
         String.valueOf(port()), transport.name(), config.policy().name(), context.backends().all().size(),
@@ -302,6 +306,7 @@ public final class KvrouteServer implements AutoCloseable {
   @Override
   public void close() {
     health.close();
+    discovery.close();
     if (serverChannel != null) {
       serverChannel.close().awaitUninterruptibly();
     }

@@ -11,8 +11,9 @@ import java.util.concurrent.Executor;
  * parser, backends, upstream pools, the control client, metrics, and the bounded pool that parses
  * and tokenizes large request bodies off the event loops ({@code bodyWorkers}; it rejects work when
  * its queue is full), the client connections ({@code clients}, for a graceful drain), the
- * engine paths clients may reach ({@code apiPaths}, the allow-list), and admission control
- * ({@code admission}: per-backend limits and the router's queue).
+ * engine paths clients may reach ({@code apiPaths}, the allow-list), the fleet's models
+ * ({@code models}, kept current by {@code discovery}), and admission control ({@code admission}:
+ * per-backend limits and the router's queue).
  *
  * <p>Immutable holder of thread-safe services.
  */
@@ -28,4 +29,6 @@ record ProxyContext(
     Executor bodyWorkers,
     ClientConnections clients,
     ApiPaths apiPaths,
+    ModelCatalog models,
+    ModelDiscovery discovery,
     Admission admission) {}

@@ -109,6 +109,8 @@ final class ProxyExchange implements UpstreamHandler.Listener, Admission.Waiter 
   private final String requestId;
   private final boolean clientKeepAlive;
   private final Timeline timeline;
+  /** Where the request's model may go, or {@code null} (pass-through requests). */
+  private final ModelCatalog.Resolved model;
   private final Set<BackendId> tried = new HashSet<>(4);
   private int retriesLeft;
   private HttpResponseStatus failureStatus = HttpResponseStatus.BAD_GATEWAY;
@@ -157,6 +159,8 @@ final class ProxyExchange implements UpstreamHandler.Listener, Admission.Waiter 
    * @param view the routing view for generation requests, or {@code null} for pass-through
    * @param promptTokens the view's prompt tokens when already computed (large bodies), else {@code null}
    * @param requestId the request id (the client's {@code X-Request-Id} or a generated one)
+   * @param model the backends serving the request's model and its index namespace, or {@code null}
+   *     to route among every backend in the default namespace
    */
   ProxyExchange(
       ProxyContext px,
@@ -167,8 +171,10 @@ final class ProxyExchange implements UpstreamHandler.Listener, Admission.Waiter 
       RequestView view,
       int[] promptTokens,
       String requestId,
-      Timeline timeline) {
+      Timeline timeline,
+      ModelCatalog.Resolved model) {
     this.px = px;
+    this.model = model;
     this.owner = owner;
     this.client = client;
     this.loop = client.channel().eventLoop();
@@ -301,10 +307,21 @@ final class ProxyExchange implements UpstreamHandler.Listener, Admission.Waiter 
     sse = false;
     usage = null;
     List<Backend> candidates = px.backends().routable(tried);
+    if (model != null) {
+      candidates.removeIf(b -> !model.serves(b)); // never a replica that does not serve the model
+      if (px.config().models().loraAffinity()) {
+        candidates = LoraAffinity.prefer(candidates, model.adapter(),
+            b -> px.core().loads().load(b.id()).inFlightRequests(), px.config().policy().balanceAbsThreshold());
+      }
+    }
     if (candidates.isEmpty()) {
-      if (tried.isEmpty()) {
-        respondError(HttpResponseStatus.SERVICE_UNAVAILABLE, "no healthy backend", Outcome.UNAVAILABLE,
-            Math.max(1, (px.config().healthCheck().interval().toMillis() + 999) / 1000));
+      long retryAfter = Math.max(1, (px.config().healthCheck().interval().toMillis() + 999) / 1000);
+      if (tried.isEmpty() && model != null && model.served() != null && !model.serving().isEmpty()) {
+        respondError(HttpResponseStatus.SERVICE_UNAVAILABLE, "no healthy backend serves model " + model.served()
+            + " (served by " + String.join(", ", ModelCatalog.names(model.serving())) + ")", Outcome.UNAVAILABLE,
+            retryAfter);
+      } else if (tried.isEmpty()) {
+        respondError(HttpResponseStatus.SERVICE_UNAVAILABLE, "no healthy backend", Outcome.UNAVAILABLE, retryAfter);
       } else {
         respondError(failureStatus, failureMessage, Outcome.FAILED);
       }
@@ -321,7 +338,7 @@ final class ProxyExchange implements UpstreamHandler.Listener, Admission.Waiter 
       long t0 = px.ticker().nanos();
       if (promptTokens != null) {
         // a large prompt: its index work leaves the event loop, as its tokenizing did
-        if (!OffLoopRouting.route(px, loop, promptTokens, view.sessionKey(), ids,
+        if (!OffLoopRouting.route(px, loop, promptTokens, view.sessionKey(), namespace(), ids,
             (r, failure) -> onRouted(ids, t0, r, failure))) {
           respondError(HttpResponseStatus.SERVICE_UNAVAILABLE,
               "too many large requests waiting to be routed; retry later", Outcome.UNAVAILABLE);
@@ -330,7 +347,7 @@ final class ProxyExchange implements UpstreamHandler.Listener, Admission.Waiter 
       }
       RouterCore.Routed r;
       try {
-        r = px.core().route(view, ids);
+        r = px.core().route(view, namespace(), ids);
       } catch (RuntimeException e) {
         onRouted(ids, t0, null, e);
         return;
@@ -355,6 +372,10 @@ final class ProxyExchange implements UpstreamHandler.Listener, Admission.Waiter 
       // every candidate was removed between the snapshot and the decision
       tried.addAll(ids);
       attempt();
+      return;
+    }
+    if (failure instanceof dev.kvroute.core.tokenize.ChatTemplateException) { // the engine's 400
+      respondError(HttpResponseStatus.BAD_REQUEST, failure.getMessage(), Outcome.REJECTED);
       return;
     }
     if (failure != null) {
@@ -437,11 +458,14 @@ final class ProxyExchange implements UpstreamHandler.Listener, Admission.Waiter 
   private FullHttpRequest upstreamRequest() {
     SocketAddress remote = client.channel().remoteAddress();
     String ip = remote instanceof InetSocketAddress ? ((InetSocketAddress) remote).getAddress().getHostAddress() : null;
+    // an alias: the body names the served model instead (only that string differs)
+    io.netty.buffer.ByteBuf body = model != null && model.rewrittenBody() != null
+        ? io.netty.buffer.Unpooled.wrappedBuffer(model.rewrittenBody())
+        : request.content().retainedDuplicate();
     HttpHeaders h = HeaderRewrite.upstreamRequest(request.headers(), request.method(),
-        request.content().readableBytes(), backend.config().authority(), requestId, ip);
+        body.readableBytes(), backend.config().authority(), requestId, ip);
     return new DefaultFullHttpRequest(HttpVersion.HTTP_1_1, request.method(),
-        backend.config().basePath() + request.uri(), request.content().retainedDuplicate(), h,
-        new DefaultHttpHeaders());
+        backend.config().basePath() + request.uri(), body, h, new DefaultHttpHeaders());
   }
 
   @Override
@@ -476,7 +500,7 @@ final class ProxyExchange implements UpstreamHandler.Listener, Admission.Waiter 
       skippingInformational = true;
       return false;
     }
-    if ((code == 502 || code == 503) && canRetry() && !px.backends().routable(tried).isEmpty()) {
+    if ((code == 502 || code == 503) && canRetry() && anotherCandidate()) {
       // retried only when another backend can take it; otherwise the backend's answer is relayed
       backend.breaker().onFailure();
       px.metrics().upstreamError(backend.id().name(), "status_" + code);
@@ -551,6 +575,9 @@ final class ProxyExchange implements UpstreamHandler.Listener, Admission.Waiter 
         routed.lease().firstToken();
       }
       px.metrics().ttft(backend.id().name(), endpointTag, timeline.sinceStart(now));
+      if (model != null) {
+        px.metrics().modelTtft(model.label(), timeline.sinceStart(now));
+      }
     }
     if (usage != null) {
       usage.feed(c.content());
@@ -709,6 +736,21 @@ final class ProxyExchange implements UpstreamHandler.Listener, Admission.Waiter 
     } else {
       respondError(failureStatus, failureMessage, Outcome.FAILED);
     }
+  }
+
+  /** The request's prefix-index namespace: its (base model, adapter), or the default one. */
+  private long namespace() {
+    return model == null ? 0L : model.namespace();
+  }
+
+  /** Whether a backend not tried yet (serving the request's model) may take the request now. */
+  private boolean anotherCandidate() {
+    for (Backend b : px.backends().routable(tried)) {
+      if (model == null || model.serves(b)) {
+        return true;
+      }
+    }
+    return false;
   }
 
   private boolean canRetry() {
@@ -928,6 +970,11 @@ final class ProxyExchange implements UpstreamHandler.Listener, Admission.Waiter 
       }
     }
     px.metrics().request(backendTag, endpointTag, outcome, timeline.sinceStart(now));
+    if (model != null) {
+      boolean reported = usage != null && outcome == Outcome.SUCCESS && usage.found();
+      px.metrics().modelRequest(model.label(), outcome, reported ? usage.promptTokens() : 0,
+          reported ? usage.cachedTokens() : -1);
+    }
     request.release();
     LOG.log(Level.DEBUG, () -> requestId + " " + request.method() + " " + request.uri() + " " + timeline);
     owner.exchangeDone(keepAlive);

@@ -67,7 +67,7 @@ import java.util.concurrent.atomic.AtomicInteger;
  * </ul>
  *
  * A request is streaming when its body contains {@code "stream":true}. {@code GET /health} answers
- * 200 unless {@link #healthy(boolean)} was set false; {@code GET /v1/models} lists {@link #model}.
+ * 200 unless {@link #healthy(boolean)} was set false; {@code GET /v1/models} lists {@link #model} and {@link #DEFAULT_MODEL} (not recorded as received).
  */
 final class FakeBackend implements AutoCloseable {
   /** One request as the backend received it. */
@@ -79,6 +79,8 @@ final class FakeBackend implements AutoCloseable {
 
   final String name;
   final String model;
+  /** The model every fake backend serves (besides its own {@link #model}), so requests for it go anywhere. */
+  static final String DEFAULT_MODEL = "fake-model";
   final List<Received> received = new CopyOnWriteArrayList<>();
   final AtomicInteger connectionsOpened = new AtomicInteger();
   final AtomicInteger connectionsClosed = new AtomicInteger();
@@ -100,7 +102,7 @@ final class FakeBackend implements AutoCloseable {
   private final Channel server;
 
   FakeBackend(String name) {
-    this(name, "fake-model");
+    this(name, DEFAULT_MODEL);
   }
 
   FakeBackend(String name, String model) {
@@ -176,14 +178,16 @@ final class FakeBackend implements AutoCloseable {
         respond(ctx, HttpResponseStatus.OK, metricsText.get(), req, Map.of());
         return;
       }
-      received.add(new Received(req.method().name(), req.uri(), new DefaultHttpHeaders().add(req.headers()),
-          ByteBufUtil.getBytes(req.content())));
       if (path.equals("/v1/models")) {
-        respond(ctx, HttpResponseStatus.OK,
-            "{\"object\":\"list\",\"data\":[{\"id\":\"" + model + "\",\"object\":\"model\",\"owned_by\":\"" + name + "\"}]}",
-            req, Map.of());
+        // read by the router's model discovery in the background: not recorded as a received request
+        String card = "{\"id\":\"" + model + "\",\"object\":\"model\",\"owned_by\":\"" + name + "\"}";
+        String shared = model.equals(DEFAULT_MODEL) ? ""
+            : ",{\"id\":\"" + DEFAULT_MODEL + "\",\"object\":\"model\",\"owned_by\":\"" + name + "\"}";
+        respond(ctx, HttpResponseStatus.OK, "{\"object\":\"list\",\"data\":[" + card + shared + "]}", req, Map.of());
         return;
       }
+      received.add(new Received(req.method().name(), req.uri(), new DefaultHttpHeaders().add(req.headers()),
+          ByteBufUtil.getBytes(req.content())));
       Map<String, String> d = directives(req);
       int served = ctx.channel().attr(SERVED).get() == null ? 0 : ctx.channel().attr(SERVED).get();
       ctx.channel().attr(SERVED).set(served + 1);

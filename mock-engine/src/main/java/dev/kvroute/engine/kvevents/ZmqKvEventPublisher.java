@@ -123,7 +123,13 @@ public final class ZmqKvEventPublisher implements AutoCloseable {
         throw new IllegalStateException("KV events " + what + " " + endpoint + ": cannot bind");
       }
     } catch (ZMQException e) {
-      throw new IllegalStateException("KV events " + what + " " + endpoint + ": cannot bind (" + e.getMessage() + ")", e);
+      String why;
+      try {
+        why = ZMQ.Error.findByCode(e.getErrorCode()).getMessage();
+      } catch (IllegalArgumentException unknown) {
+        why = e.getMessage();
+      }
+      throw new IllegalStateException("KV events " + what + " " + endpoint + ": cannot bind (" + why + ")", e);
     }
   }
 

@@ -209,4 +209,31 @@ class KvEventsIT {
     assertThat(all.get(0).batch().events().get(0)).isInstanceOf(KvCacheEvent.BlockStored.class);
     assertThat(server.stats().cachedBlocks()).isZero();
   }
+
+  @Test
+  void eachReplicaOfAFleetPublishesOnItsOwnEndpointsAndNumbersItsOwnBatches() throws Exception {
+    KvEventsConfig events = KvEventsConfig.ephemeral(KvEventLayout.CURRENT, BlockHashFormat.INT);
+    try (MockEngineFleet fleet = MockEngineFleet.start(MockEngineOptions.builder()
+        .engine(EngineConfig.builder().cost(MockEngineServerIT.COST).numGpuBlocks(40).maxModelLen(600).build())
+        .timeScale(100).kvEvents(events).build(), 2)) {
+      MockEngineServer a = fleet.replicas().get(0);
+      MockEngineServer b = fleet.replicas().get(1);
+      assertThat(a.kvEventsEndpoint()).isNotEqualTo(b.kvEventsEndpoint());
+      assertThat(a.kvEventsReplayEndpoint()).isNotEqualTo(b.kvEventsReplayEndpoint());
+      server = a;
+      chat(MockEngineServerIT.words(1, 100));
+      assertThat(a.resetPrefixCache()).isTrue();
+      client = new KvEventsTestClient(a.kvEventsEndpoint(), a.kvEventsReplayEndpoint(), "kv-events");
+      List<Message> fromA = replayUntilCleared(0);
+      assertThat(fromA.get(0).seq()).isZero();
+      assertThat(b.kvEventBatchesPublished()).as("replica 1 served nothing").isZero();
+      try (KvEventsTestClient clientB =
+          new KvEventsTestClient(b.kvEventsEndpoint(), b.kvEventsReplayEndpoint(), "kv-events")) {
+        assertThat(clientB.replay(0, 30_000)).isEmpty();
+      }
+      client.close();
+      client = null;
+      server = null;
+    }
+  }
 }
