@@ -36,7 +36,7 @@ final class ServeCommandTest {
   }
 
   private static void collect(JsonNode node, String prefix, TreeSet<String> out) {
-    if (node.isObject() && !node.isEmpty()) { // an empty map (models.aliases) is a leaf with a flag
+    if (node.isObject() && !node.isEmpty()) { // an empty map (models.aliases, admission.tenantPriorities) is a leaf with a flag
       for (Map.Entry<String, JsonNode> e : node.properties()) {
         collect(e.getValue(), prefix.isEmpty() ? e.getKey() : prefix + "." + e.getKey(), out);
       }

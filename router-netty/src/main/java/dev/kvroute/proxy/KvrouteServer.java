@@ -93,7 +93,8 @@ public final class KvrouteServer implements AutoCloseable {
     this.bodyWorkers = bodyWorkers();
     this.context = new ProxyContext(
         config, core, parser, backends, pool, control, metrics, ticker, bodyWorkers, new ClientConnections(),
-        new ApiPaths(config.api()), new ModelCatalog(config.models()), discovery);
+        new ApiPaths(config.api()), new ModelCatalog(config.models()), discovery,
+        new Admission(config.admission(), backends, core.loads(), ticker, workers.next(), metrics.registry()));
     metrics.addGlobalGauges(core, pool);
   }
 
@@ -286,6 +287,11 @@ public final class KvrouteServer implements AutoCloseable {
       Thread.sleep(Math.min(TimeUnit.NANOSECONDS.toMillis(left) + 1, 20));
     }
     return true;
+  }
+
+  /** The backend registry (tests). */
+  BackendRegistry registry() {
+    return context.backends();
   }
 
   /** Client connections open now (for tests and the drain). */

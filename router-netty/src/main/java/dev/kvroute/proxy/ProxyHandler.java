@@ -319,7 +319,7 @@ final class ProxyHandler extends ChannelInboundHandlerAdapter {
       return true;
     }
     if (path.equals("/ready") && (method.equals(HttpMethod.GET) || method.equals(HttpMethod.HEAD))) {
-      boolean ready = px.backends().anyRoutable();
+      boolean ready = px.backends().anyHealthy();
       local(req, text(ready ? HttpResponseStatus.OK : HttpResponseStatus.SERVICE_UNAVAILABLE, "application/json",
           ready ? "{\"status\":\"ready\"}" : "{\"status\":\"no healthy backend\"}"), null, null);
       return true;
