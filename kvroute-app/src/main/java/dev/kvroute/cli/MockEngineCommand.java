@@ -183,7 +183,9 @@ public final class MockEngineCommand implements Callable<Integer> {
       description = "Mean natural reply length without ignore_eos (default: ${DEFAULT-VALUE}).")
   double meanOutputTokens;
 
-  @Option(names = "--tokenizer", defaultValue = "o200k_base", description = "jtokkit encoding (default: ${DEFAULT-VALUE}).")
+  @Option(names = "--tokenizer", defaultValue = "o200k_base", paramLabel = "SPEC",
+      description = "Prompt tokens: a jtokkit encoding, or hf:PATH (the model's tokenizer.json and chat template, "
+          + "as vLLM tokenizes them) (default: ${DEFAULT-VALUE}).")
   String tokenizer;
 
   @Option(names = "--fault", defaultValue = "none",

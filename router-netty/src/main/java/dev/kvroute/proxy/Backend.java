@@ -1,6 +1,7 @@
 package dev.kvroute.proxy;
 
 import dev.kvroute.core.BackendId;
+import dev.kvroute.core.load.EngineLoad;
 import dev.kvroute.proxy.config.BackendConfig;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -26,6 +27,8 @@ final class Backend {
   private volatile ServedModels models = ServedModels.UNKNOWN;
   private volatile LoraAffinity.State lora = LoraAffinity.State.UNKNOWN;
   private volatile long capacityTokens;
+  private volatile EngineLoad engineLoad;
+  private volatile int fullBatch;
   private volatile boolean capacityKnown;
   private int consecutiveProbeFailures;
   private int consecutiveProbeSuccesses;
@@ -58,6 +61,36 @@ final class Backend {
   /** Whether requests may be routed here now: healthy, not removed, and the circuit admits it. */
   boolean routable() {
     return healthy && !removed && breaker.allowsRequest();
+  }
+
+  /** The engine's last load report, or {@code null} when none is current (never read, or the scrape failed). */
+  EngineLoad engineLoad() {
+    return engineLoad;
+  }
+
+  void engineLoad(EngineLoad load) {
+    engineLoad = load;
+    if (load != null && load.waiting() > 0 && load.running() > 0) {
+      fullBatch = load.running();
+    }
+  }
+
+  /**
+   * The requests the engine ran the last time it also had requests waiting (its batch was full:
+   * vLLM's {@code max_num_seqs}, or fewer when KV-bound), or 0 if it never reported a full batch.
+   */
+  int fullBatch() {
+    return fullBatch;
+  }
+
+  /**
+   * Whether the backend is busy rather than broken: its health probe passes and its engine's last
+   * report shows requests waiting. A first-byte timeout on a busy backend is overload and does not
+   * count against its circuit.
+   */
+  boolean busy() {
+    EngineLoad l = engineLoad;
+    return healthy && !removed && l != null && l.waiting() > 0;
   }
 
   boolean removed() {

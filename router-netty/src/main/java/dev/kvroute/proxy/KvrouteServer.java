@@ -93,7 +93,8 @@ public final class KvrouteServer implements AutoCloseable {
     this.bodyWorkers = bodyWorkers();
     this.context = new ProxyContext(
         config, core, parser, backends, pool, control, metrics, ticker, bodyWorkers, new ClientConnections(),
-        new ApiPaths(config.api()), new ModelCatalog(config.models()), discovery);
+        new ApiPaths(config.api()), new ModelCatalog(config.models()), discovery,
+        new Admission(config.admission(), backends, core.loads(), ticker, workers.next(), metrics.registry()));
     metrics.addGlobalGauges(core, pool);
   }
 
@@ -151,14 +152,8 @@ public final class KvrouteServer implements AutoCloseable {
       throw new ConfigException("policy.name: " + config.policy().name()
           + " (expected: one of " + String.join(", ", Policies.names()) + ")", e);
     }
-    Tokenizer tokenizer;
-    try {
-      tokenizer = Tokenizer.jtokkit(config.routing().tokenizer());
-    } catch (IllegalArgumentException e) {
-      throw new ConfigException("routing.tokenizer: " + config.routing().tokenizer()
-          + " (expected: o200k_base, cl100k_base, p50k_base or r50k_base)", e);
-    }
-    return RouterCore.create(policy, PromptTokenizer.create(tokenizer),
+    PromptTokenizer tokenizer = RouterTokenizers.load(config.routing()).asPromptTokenizer();
+    return RouterCore.create(policy, tokenizer,
         PrefixIndex.radix(config.routing().pageSizeTokens(), Ticker.system()), LoadTracker.create());
   }
 
@@ -292,6 +287,11 @@ public final class KvrouteServer implements AutoCloseable {
       Thread.sleep(Math.min(TimeUnit.NANOSECONDS.toMillis(left) + 1, 20));
     }
     return true;
+  }
+
+  /** The backend registry (tests). */
+  BackendRegistry registry() {
+    return context.backends();
   }
 
   /** Client connections open now (for tests and the drain). */

@@ -319,7 +319,7 @@ final class ProxyHandler extends ChannelInboundHandlerAdapter {
       return true;
     }
     if (path.equals("/ready") && (method.equals(HttpMethod.GET) || method.equals(HttpMethod.HEAD))) {
-      boolean ready = px.backends().anyRoutable();
+      boolean ready = px.backends().anyHealthy();
       local(req, text(ready ? HttpResponseStatus.OK : HttpResponseStatus.SERVICE_UNAVAILABLE, "application/json",
           ready ? "{\"status\":\"ready\"}" : "{\"status\":\"no healthy backend\"}"), null, null);
       return true;
@@ -406,6 +406,8 @@ final class ProxyHandler extends ChannelInboundHandlerAdapter {
             : new Parsed(view, px.core().tokens(view), null, null, model, null);
       } catch (InvalidRequestException e) {
         parsed = new Parsed(null, null, e, null);
+      } catch (dev.kvroute.core.tokenize.ChatTemplateException e) { // the engine's 400 for this template
+        parsed = new Parsed(null, null, new InvalidRequestException(e.getMessage(), null), null);
       } catch (RuntimeException e) {
         parsed = new Parsed(null, null, null, e);
       }

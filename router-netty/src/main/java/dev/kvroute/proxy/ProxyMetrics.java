@@ -89,6 +89,14 @@ final class ProxyMetrics implements AutoCloseable {
     }
   }
 
+  /** A stream that broke off after its head was sent was ended with an SSE error event and {@code [DONE]}. */
+  void streamErrorEvent() {
+    Counter.builder("kvroute.stream.error.events")
+        .description("Streams the router ended with an SSE error event and [DONE] after the backend broke off")
+        .register(registry)
+        .increment();
+  }
+
   /**
    * One generation request ended, by model: {@code kvroute.model.requests}, and for a served one the
    * engine-reported prompt and cached tokens ({@code kvroute.model.prompt.tokens},

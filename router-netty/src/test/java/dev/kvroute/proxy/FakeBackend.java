@@ -53,6 +53,9 @@ import java.util.concurrent.atomic.AtomicInteger;
  *   <li>{@code close-after=K}: streaming: close the connection after K events;
  *   <li>{@code stall}: never answer;
  *   <li>{@code delay-ms=D}: wait before the response headers;
+ *   <li>{@code head-delay-ms=D} (streaming): send the response head at once, then wait D ms before the
+ *       first event (an engine whose request waits in its queue);
+ *   <li>{@code stall-after=K} (streaming): after K events send nothing more, keeping the connection;
  *   <li>{@code usage=P/C}: report {@code prompt_tokens} P and {@code cached_tokens} C;
  *   <li>{@code close}: answer with {@code Connection: close};
  *   <li>{@code trailer}: streaming: end with a trailer header;
@@ -318,6 +321,8 @@ final class FakeBackend implements AutoCloseable {
       int events = Integer.parseInt(d.getOrDefault("events", "3"));
       long interval = Long.parseLong(d.getOrDefault("interval-ms", "0"));
       int closeAfter = Integer.parseInt(d.getOrDefault("close-after", "-1"));
+      int stallAfter = Integer.parseInt(d.getOrDefault("stall-after", "-1"));
+      long headDelay = Long.parseLong(d.getOrDefault("head-delay-ms", "0"));
       boolean trailer = d.containsKey("trailer");
       new Object() {
         int i;
@@ -329,11 +334,18 @@ final class FakeBackend implements AutoCloseable {
               abortedStreams.incrementAndGet();
             }
           });
-          next();
+          if (headDelay > 0) {
+            ctx.executor().schedule(this::next, headDelay, TimeUnit.MILLISECONDS);
+          } else {
+            next();
+          }
         }
 
         void next() {
           if (!ctx.channel().isActive()) {
+            return;
+          }
+          if (i == stallAfter) {
             return;
           }
           if (i == closeAfter) {

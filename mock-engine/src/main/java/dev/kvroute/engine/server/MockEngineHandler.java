@@ -318,6 +318,9 @@ final class MockEngineHandler extends ChannelInboundHandlerAdapter {
     } catch (InvalidRequestException e) {
       respondJson(req, 400, Responses.error(400, Responses.BAD_REQUEST, e.getMessage(), e.param()), null);
       return;
+    } catch (dev.kvroute.core.tokenize.ChatTemplateException e) {
+      respondJson(req, 400, Responses.error(400, Responses.BAD_REQUEST_ERROR, e.getMessage(), null), null);
+      return;
     }
     StringBuilder sb = new StringBuilder(32 + tokens.length * 7);
     sb.append("{\"count\":").append(tokens.length).append(",\"max_model_len\":")
@@ -567,7 +570,11 @@ final class MockEngineHandler extends ChannelInboundHandlerAdapter {
       throws InvalidRequestException {
     RequestView view = engine.parser.parse(endpoint, body, headerLookup(req));
     List<int[]> prompts = new ArrayList<>();
-    prompts.add(engine.promptTokenizer.tokenize(view));
+    try {
+      prompts.add(engine.promptTokenizer.tokenize(view));
+    } catch (dev.kvroute.core.tokenize.ChatTemplateException e) { // vLLM: 400 for a template error
+      throw new InvalidRequestException(e.getMessage(), null);
+    }
     if (endpoint == Endpoint.COMPLETIONS) {
       JsonNode p = root.get("prompt");
       boolean batch = p != null && p.isArray() && p.size() > 1 && (p.get(0).isTextual() || p.get(0).isArray());

@@ -4,6 +4,7 @@ import dev.kvroute.core.request.Endpoint;
 import dev.kvroute.core.request.InvalidRequestException;
 import dev.kvroute.core.request.RequestParser;
 import dev.kvroute.core.tokenize.PromptTokenizer;
+import dev.kvroute.core.tokenize.TokenizerSpec;
 import dev.kvroute.core.tokenize.SingleTokenVocabulary;
 import dev.kvroute.core.tokenize.Tokenizer;
 import dev.kvroute.engine.kvevents.KvEventsConfig;
@@ -72,11 +73,27 @@ final class NettyMockEngine implements MockEngineServer {
   private int port;
 
   /**
-   * The prompt tokenizer shared by every engine of this JVM for {@code encoding}, loaded and warmed up
-   * on first use (by the thread starting the engine, before it listens).
+   * The prompt tokenizer shared by every engine of this JVM for {@code spec} (a jtokkit encoding, or
+   * {@code hf:PATH}: the model's tokenizer.json and chat template, as vLLM tokenizes), loaded and
+   * warmed up on first use (by the thread starting the engine, before it listens).
+   *
+   * @throws IllegalArgumentException if the spec is unknown or its files are missing or corrupt
    */
-  static PromptTokenizer sharedPromptTokenizer(String encoding) {
-    return TOKENIZERS.computeIfAbsent(encoding, name -> warmedUp(PromptTokenizer.create(Tokenizer.jtokkit(name))));
+  static PromptTokenizer sharedPromptTokenizer(String spec) {
+    return TOKENIZERS.computeIfAbsent(spec, name -> warmedUp(load(name)));
+  }
+
+  private static PromptTokenizer load(String spec) {
+    TokenizerSpec parsed = TokenizerSpec.parse(spec);
+    if (parsed.kind() == TokenizerSpec.Kind.ENGINE) {
+      throw new IllegalArgumentException("tokenizer: engine (expected an encoding name or hf:PATH: the mock "
+          + "engine is the engine)");
+    }
+    try {
+      return parsed.load(java.time.InstantSource.system(), PromptTokenizer.DEFAULT_CACHE_BYTES);
+    } catch (java.io.IOException e) {
+      throw new IllegalArgumentException("tokenizer: " + spec + ": " + e.getMessage(), e);
+    }
   }
 
   /**

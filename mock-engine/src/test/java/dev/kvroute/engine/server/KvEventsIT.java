@@ -114,7 +114,7 @@ class KvEventsIT {
     double endSeconds = System.currentTimeMillis() / 1e3;
 
     long last = live.get(live.size() - 1).seq();
-    assertThat(last).isEqualTo(server.kvEventBatchesPublished() - 1);
+    assertThat(last).isLessThan(server.kvEventBatchesPublished());
     for (int i = 0; i < live.size(); i++) {
       Message m = live.get(i);
       assertThat(m.topic()).isEqualTo("kv-events");
@@ -129,8 +129,9 @@ class KvEventsIT {
 
     // The slow joiner may have missed the first batches: the replay socket has all of them, same bytes.
     List<Message> all = client.replay(0, 30_000);
+    assertThat(all.size()).as("replayed through the reset").isGreaterThan((int) last);
     assertThat(all).extracting(Message::seq).containsExactlyElementsOf(
-        java.util.stream.LongStream.rangeClosed(0, last).boxed().toList());
+        java.util.stream.LongStream.range(0, all.size()).boxed().toList());
     for (Message m : live) {
       assertThat(all.get((int) m.seq()).payload()).isEqualTo(m.payload());
     }
@@ -174,7 +175,7 @@ class KvEventsIT {
   /** The replay socket's batches from {@code from}, once their last one holds AllBlocksCleared. */
   private List<Message> replayUntilCleared(long from) {
     List<List<Message>> result = new ArrayList<>();
-    await().atMost(Duration.ofSeconds(30)).until(() -> {
+    await().atMost(Duration.ofSeconds(90)).until(() -> {
       List<Message> all = client.replay(from, 30_000);
       result.add(0, all);
       return !all.isEmpty()
