@@ -3,6 +3,7 @@ package dev.kvroute.proxy;
 import dev.kvroute.core.BackendId;
 import dev.kvroute.core.RouterCore;
 import dev.kvroute.core.Ticker;
+import dev.kvroute.core.index.KvEventIndex;
 import dev.kvroute.core.index.PrefixIndex;
 import dev.kvroute.core.load.LoadTracker;
 import dev.kvroute.core.policy.Policies;
@@ -11,6 +12,7 @@ import dev.kvroute.core.request.RequestParser;
 import dev.kvroute.core.tokenize.PromptTokenizer;
 import dev.kvroute.core.tokenize.Tokenizer;
 import dev.kvroute.proxy.config.BackendConfig;
+import dev.kvroute.proxy.config.IndexConfig;
 import dev.kvroute.proxy.config.ConfigException;
 import dev.kvroute.proxy.config.ProxyConfig;
 import io.netty.bootstrap.ServerBootstrap;
@@ -70,6 +72,7 @@ public final class KvrouteServer implements AutoCloseable {
   private final ProxyContext context;
   private final ThreadPoolExecutor bodyWorkers;
   private final MockBackends mocks;
+  private final KvEventSubscriptions kvEvents;
   private Channel serverChannel;
   private Channel adminChannel;
 
@@ -89,7 +92,22 @@ public final class KvrouteServer implements AutoCloseable {
     BackendRegistry backends = new BackendRegistry(config, core, metrics, ticker);
     ControlClient control = new ControlClient(workers, transport.channel(), config.timeouts().connect());
     this.health = new HealthChecker(config.healthCheck(), backends, control, workers.next());
-    backends.hooks(health::probeNow, pool::evict);
+    this.kvEvents = config.index().usesEvents() && core.index() instanceof KvEventIndex events
+        ? new KvEventSubscriptions(config.index(), events, metrics.registry()) : null;
+    if (core.index() instanceof KvEventIndex events) {
+      metrics.indexModes(b -> events.mode(BackendId.of(b)).name().toLowerCase(java.util.Locale.ROOT));
+    }
+    backends.hooks(b -> {
+      if (kvEvents != null) {
+        kvEvents.added(b);
+      }
+      health.probeNow(b);
+    }, id -> {
+      pool.evict(id);
+      if (kvEvents != null) {
+        kvEvents.removed(id);
+      }
+    });
     RequestParser parser = RequestParser.create(config.routing().sessionHeader(), config.routing().sessionField());
     this.bodyWorkers = bodyWorkers();
     this.context = new ProxyContext(
@@ -139,7 +157,8 @@ public final class KvrouteServer implements AutoCloseable {
 
   /**
    * The routing core {@code config} describes: its policy over a radix prefix index of
-   * {@code routing.pageSizeTokens} pages and the jtokkit tokenizer {@code routing.tokenizer}.
+   * {@code routing.pageSizeTokens} pages (wrapped in a {@link KvEventIndex} when {@code index.mode} is
+   * {@code precise} or {@code hybrid}) and the jtokkit tokenizer {@code routing.tokenizer}.
    *
    * @throws ConfigException if the policy or tokenizer name is unknown
    */
@@ -158,8 +177,15 @@ public final class KvrouteServer implements AutoCloseable {
       throw new ConfigException("routing.tokenizer: " + config.routing().tokenizer()
           + " (expected: o200k_base, cl100k_base, p50k_base or r50k_base)", e);
     }
-    return RouterCore.create(policy, PromptTokenizer.create(tokenizer),
-        PrefixIndex.radix(config.routing().pageSizeTokens(), Ticker.system()), LoadTracker.create());
+    return RouterCore.create(policy, PromptTokenizer.create(tokenizer), createIndex(config), LoadTracker.create());
+  }
+
+  /** The prefix index {@code config.index()} asks for, over {@code routing.pageSizeTokens} pages. */
+  static PrefixIndex createIndex(ProxyConfig config) {
+    PrefixIndex radix = PrefixIndex.radix(config.routing().pageSizeTokens(), Ticker.system());
+    IndexConfig index = config.index();
+    return !index.usesEvents() ? radix : KvEventIndex.create(radix, Ticker.system(),
+        new KvEventIndex.Settings(index.speculativeTtl(), index.staleAfter()));
   }
 
   private void bind() {
@@ -306,6 +332,9 @@ public final class KvrouteServer implements AutoCloseable {
   @Override
   public void close() {
     health.close();
+    if (kvEvents != null) {
+      kvEvents.close();
+    }
     if (serverChannel != null) {
       serverChannel.close().awaitUninterruptibly();
     }

@@ -65,8 +65,8 @@ public final class ServeCommand implements Callable<Integer> {
   Integer port;
 
   @YamlKey("backends")
-  @Option(names = "--backend", paramLabel = "URL[,name=N][,capacityTokens=T]",
-      description = "A replica's base URL; repeat for each. capacityTokens: its KV capacity (default: read from its /metrics).")
+  @Option(names = "--backend", paramLabel = "URL[,name=N][,capacityTokens=T][,kvEvents=tcp://H:P][,kvEventsReplay=tcp://H:P]",
+      description = "A replica's base URL; repeat for each. capacityTokens: its KV capacity (default: read from its /metrics); kvEvents/kvEventsReplay: its vLLM KV-event sockets (--index precise/hybrid).")
   List<String> backends;
 
   @YamlKey("mockBackends")
@@ -255,6 +255,39 @@ public final class ServeCommand implements Callable<Integer> {
   @YamlKey("writeBuffer.highWaterMarkBytes")
   @Option(names = "--write-high-water-mark", paramLabel = "BYTES", description = "Channel unwritable above this (default 65536).")
   Integer highWaterMark;
+
+  @YamlKey("index.mode")
+  @Option(names = "--index", paramLabel = "MODE",
+      description = "approximate (default: predicted from what was routed), precise (every engine's vLLM KV events) or hybrid (events where a backend names kvEvents=).")
+  String indexMode;
+
+  @YamlKey("index.kvEventsPort")
+  @Option(names = "--kv-events-port", paramLabel = "PORT",
+      description = "precise: an engine's KV-event PUB port when its --backend gives no kvEvents= (default 5557, vLLM's).")
+  Integer kvEventsPort;
+
+  @YamlKey("index.kvEventsReplayPort")
+  @Option(names = "--kv-events-replay-port", paramLabel = "PORT",
+      description = "An engine's replay ROUTER port when its --backend gives no kvEventsReplay=; 0 = no replay (default 0).")
+  Integer kvEventsReplayPort;
+
+  @YamlKey("index.topic")
+  @Option(names = "--kv-events-topic", paramLabel = "PREFIX", description = "KV-event topic prefix to subscribe to (default: every topic).")
+  String kvEventsTopic;
+
+  @YamlKey("index.speculativeTtl")
+  @Option(names = "--speculative-ttl", paramLabel = "DUR",
+      description = "precise/hybrid: a routed prompt counts as held until its events arrive, at most this long; 0s = off (default 2s).")
+  String speculativeTtl;
+
+  @YamlKey("index.staleAfter")
+  @Option(names = "--kv-events-stale-after", paramLabel = "DUR",
+      description = "A backend routed to without any KV event for this long falls back to the approximate view (default 30s).")
+  String kvEventsStaleAfter;
+
+  @YamlKey("index.replayTimeout")
+  @Option(names = "--kv-events-replay-timeout", paramLabel = "DUR", description = "Longest wait for a replay's answer (default 2s).")
+  String kvEventsReplayTimeout;
 
   /** The configuration the file and flags describe. */
   ProxyConfig resolve() {

@@ -16,6 +16,9 @@ import java.net.URISyntaxException;
  *     name: gpu-0              # optional; default "host:port"
  *     capacityTokens: 262144   # optional; default: read from the engine's /metrics
  *   - http://10.0.0.6:8000,name=gpu-1,capacityTokens=262144
+ *   - url: http://10.0.0.7:8000
+ *     kvEvents: tcp://10.0.0.7:5557        # optional; its vLLM KV-event PUB socket (index.mode precise/hybrid)
+ *     kvEventsReplay: tcp://10.0.0.7:5558  # optional; its replay ROUTER socket
  * </pre>
  *
  * <p>Immutable and thread-safe.
@@ -27,8 +30,13 @@ import java.net.URISyntaxException;
  * @param capacityTokens the replica's KV cache capacity in tokens, bounding its view in the prefix
  *     index; {@code 0} means unknown: read {@code num_gpu_blocks × block_size} from its
  *     {@code vllm:cache_config_info} metric, else use {@code routing.defaultCapacityTokens}
+ * @param kvEvents the engine's KV-event PUB endpoint ({@code tcp://HOST:PORT}, vLLM's
+ *     {@code --kv-events-config} {@code endpoint} as seen from the router), or {@code null}: in precise
+ *     mode {@code tcp://HOST:index.kvEventsPort}, in hybrid mode no events
+ * @param kvEventsReplay the engine's replay ROUTER endpoint ({@code replay_endpoint}), or {@code null}:
+ *     {@code tcp://HOST:index.kvEventsReplayPort} when that port is set, else no replay
  */
-public record BackendConfig(URI url, String name, long capacityTokens) {
+public record BackendConfig(URI url, String name, long capacityTokens, URI kvEvents, URI kvEventsReplay) {
   /** The largest capacity accepted: 2^36 tokens, far beyond any engine's KV cache. */
   public static final long MAX_CAPACITY_TOKENS = 1L << 36;
 
@@ -57,14 +65,35 @@ public record BackendConfig(URI url, String name, long capacityTokens) {
     if (capacityTokens > MAX_CAPACITY_TOKENS) {
       throw new IllegalArgumentException("capacityTokens: " + capacityTokens + " (expected: <= " + MAX_CAPACITY_TOKENS + ")");
     }
+    checkZmqEndpoint("kvEvents", kvEvents);
+    checkZmqEndpoint("kvEventsReplay", kvEventsReplay);
+  }
+
+  /** A backend without KV-event endpoints of its own. */
+  public BackendConfig(URI url, String name, long capacityTokens) {
+    this(url, name, capacityTokens, null, null);
+  }
+
+  private static void checkZmqEndpoint(String key, URI endpoint) {
+    if (endpoint == null) {
+      return;
+    }
+    boolean ok = "tcp".equalsIgnoreCase(endpoint.getScheme())
+        ? endpoint.getHost() != null && endpoint.getPort() >= 1 && endpoint.getPort() <= 65_535
+        : "ipc".equalsIgnoreCase(endpoint.getScheme()) || "inproc".equalsIgnoreCase(endpoint.getScheme());
+    if (!ok) {
+      throw new IllegalArgumentException(key + ": " + endpoint + " (expected: tcp://HOST:PORT, ipc://PATH or inproc://NAME)");
+    }
   }
 
   @JsonCreator(mode = JsonCreator.Mode.PROPERTIES)
   static BackendConfig fromYaml(
       @JsonProperty("url") URI url,
       @JsonProperty("name") String name,
-      @JsonProperty("capacityTokens") Long capacityTokens) {
-    return new BackendConfig(url, name, capacityTokens == null ? 0 : capacityTokens);
+      @JsonProperty("capacityTokens") Long capacityTokens,
+      @JsonProperty("kvEvents") URI kvEvents,
+      @JsonProperty("kvEventsReplay") URI kvEventsReplay) {
+    return new BackendConfig(url, name, capacityTokens == null ? 0 : capacityTokens, kvEvents, kvEventsReplay);
   }
 
   /** A backend at {@code url} with the default name and capacity discovered from the engine. */
@@ -73,7 +102,7 @@ public record BackendConfig(URI url, String name, long capacityTokens) {
   }
 
   /**
-   * Parses the one-line form {@code URL[,name=NAME][,capacityTokens=N]}.
+   * Parses the one-line form {@code URL[,name=NAME][,capacityTokens=N][,kvEvents=tcp://H:P][,kvEventsReplay=tcp://H:P]}.
    *
    * @throws IllegalArgumentException naming the part that is wrong
    */
@@ -88,6 +117,8 @@ public record BackendConfig(URI url, String name, long capacityTokens) {
     }
     String name = null;
     long capacity = 0;
+    URI kvEvents = null;
+    URI kvEventsReplay = null;
     for (int i = 1; i < parts.length; i++) {
       String part = parts[i].trim();
       int eq = part.indexOf('=');
@@ -104,12 +135,26 @@ public record BackendConfig(URI url, String name, long capacityTokens) {
             throw new IllegalArgumentException("capacityTokens: " + value + " (expected: a whole number >= 0)");
           }
           break;
+        case "kvEvents":
+          kvEvents = zmqEndpoint(key, value);
+          break;
+        case "kvEventsReplay":
+          kvEventsReplay = zmqEndpoint(key, value);
+          break;
         default:
-          throw new IllegalArgumentException(
-              "backend: " + spec + " (expected: URL[,name=NAME][,capacityTokens=N])");
+          throw new IllegalArgumentException("backend: " + spec
+              + " (expected: URL[,name=NAME][,capacityTokens=N][,kvEvents=tcp://HOST:PORT][,kvEventsReplay=tcp://HOST:PORT])");
       }
     }
-    return new BackendConfig(url, name, capacity);
+    return new BackendConfig(url, name, capacity, kvEvents, kvEventsReplay);
+  }
+
+  private static URI zmqEndpoint(String key, String value) {
+    try {
+      return new URI(value);
+    } catch (URISyntaxException e) {
+      throw new IllegalArgumentException(key + ": " + value + " (expected: tcp://HOST:PORT)");
+    }
   }
 
   /** The host to connect to. */
@@ -147,6 +192,8 @@ public record BackendConfig(URI url, String name, long capacityTokens) {
   /** The one-line form accepted by {@link #parse}. */
   @Override
   public String toString() {
-    return url + ",name=" + name + (capacityTokens > 0 ? ",capacityTokens=" + capacityTokens : "");
+    return url + ",name=" + name + (capacityTokens > 0 ? ",capacityTokens=" + capacityTokens : "")
+        + (kvEvents != null ? ",kvEvents=" + kvEvents : "")
+        + (kvEventsReplay != null ? ",kvEventsReplay=" + kvEventsReplay : "");
   }
 }

@@ -42,6 +42,7 @@ import java.util.Set;
  * @param healthCheck active health checks
  * @param pool upstream connection pools
  * @param writeBuffer channel write-buffer water marks (backpressure)
+ * @param index where the prefix index learns what engines cache: prediction, KV events, or both
  */
 public record ProxyConfig(
     String bind,
@@ -58,7 +59,8 @@ public record ProxyConfig(
     CircuitBreakerConfig circuitBreaker,
     HealthCheckConfig healthCheck,
     PoolConfig pool,
-    WriteBufferConfig writeBuffer) {
+    WriteBufferConfig writeBuffer,
+    IndexConfig index) {
 
   public ProxyConfig {
     Checks.nonBlank("bind", bind);
@@ -76,6 +78,7 @@ public record ProxyConfig(
     Checks.notNull("healthCheck", healthCheck, "a healthCheck section");
     Checks.notNull("pool", pool, "a pool section");
     Checks.notNull("writeBuffer", writeBuffer, "a writeBuffer section");
+    Checks.notNull("index", index, "an index section");
     Set<String> names = new HashSet<>();
     for (BackendConfig b : backends) {
       if (!names.add(b.name())) {
@@ -105,13 +108,14 @@ public record ProxyConfig(
         CircuitBreakerConfig.defaults(),
         HealthCheckConfig.defaults(),
         PoolConfig.defaults(),
-        WriteBufferConfig.defaults());
+        WriteBufferConfig.defaults(),
+        IndexConfig.defaults());
   }
 
   /** A copy listening on {@code port} ({@code 0}: ephemeral). */
   public ProxyConfig withPort(int port) {
     return new ProxyConfig(bind, port, backends, mockBackends, eventLoopThreads, policy, routing, admin,
-        timeouts, limits, retries, circuitBreaker, healthCheck, pool, writeBuffer);
+        timeouts, limits, retries, circuitBreaker, healthCheck, pool, writeBuffer, index);
   }
 
   /** A copy with the admin API on {@code port} ({@code 0}: ephemeral, {@code -1}: disabled). */
@@ -127,7 +131,7 @@ public record ProxyConfig(
   /** A copy with {@code policy}. */
   public ProxyConfig withPolicy(PolicyConfig policy) {
     return new ProxyConfig(bind, port, backends, mockBackends, eventLoopThreads, policy, routing, admin,
-        timeouts, limits, retries, circuitBreaker, healthCheck, pool, writeBuffer);
+        timeouts, limits, retries, circuitBreaker, healthCheck, pool, writeBuffer, index);
   }
 
   /** A copy with these backends (default names, capacity read from the engines). */
@@ -142,19 +146,19 @@ public record ProxyConfig(
   /** A copy with {@code backends}. */
   public ProxyConfig withBackends(List<BackendConfig> backends) {
     return new ProxyConfig(bind, port, backends, mockBackends, eventLoopThreads, policy, routing, admin,
-        timeouts, limits, retries, circuitBreaker, healthCheck, pool, writeBuffer);
+        timeouts, limits, retries, circuitBreaker, healthCheck, pool, writeBuffer, index);
   }
 
   /** A copy that starts {@code n} bundled mock engines (requires no configured backends). */
   public ProxyConfig withMockBackends(int n) {
     return new ProxyConfig(bind, port, backends, n, eventLoopThreads, policy, routing, admin,
-        timeouts, limits, retries, circuitBreaker, healthCheck, pool, writeBuffer);
+        timeouts, limits, retries, circuitBreaker, healthCheck, pool, writeBuffer, index);
   }
 
   /** A copy with {@code routing}. */
   public ProxyConfig withRouting(RoutingConfig routing) {
     return new ProxyConfig(bind, port, backends, mockBackends, eventLoopThreads, policy, routing, admin,
-        timeouts, limits, retries, circuitBreaker, healthCheck, pool, writeBuffer);
+        timeouts, limits, retries, circuitBreaker, healthCheck, pool, writeBuffer, index);
   }
 
   /** A copy with {@code admin}. */
@@ -165,54 +169,60 @@ public record ProxyConfig(
 
   public ProxyConfig withAdmin(AdminConfig admin) {
     return new ProxyConfig(bind, port, backends, mockBackends, eventLoopThreads, policy, routing, admin,
-        timeouts, limits, retries, circuitBreaker, healthCheck, pool, writeBuffer);
+        timeouts, limits, retries, circuitBreaker, healthCheck, pool, writeBuffer, index);
   }
 
   /** A copy with {@code timeouts}. */
   public ProxyConfig withTimeouts(TimeoutConfig timeouts) {
     return new ProxyConfig(bind, port, backends, mockBackends, eventLoopThreads, policy, routing, admin,
-        timeouts, limits, retries, circuitBreaker, healthCheck, pool, writeBuffer);
+        timeouts, limits, retries, circuitBreaker, healthCheck, pool, writeBuffer, index);
   }
 
   /** A copy with {@code limits}. */
   public ProxyConfig withLimits(LimitConfig limits) {
     return new ProxyConfig(bind, port, backends, mockBackends, eventLoopThreads, policy, routing, admin,
-        timeouts, limits, retries, circuitBreaker, healthCheck, pool, writeBuffer);
+        timeouts, limits, retries, circuitBreaker, healthCheck, pool, writeBuffer, index);
   }
 
   /** A copy with {@code retries}. */
   public ProxyConfig withRetries(RetryConfig retries) {
     return new ProxyConfig(bind, port, backends, mockBackends, eventLoopThreads, policy, routing, admin,
-        timeouts, limits, retries, circuitBreaker, healthCheck, pool, writeBuffer);
+        timeouts, limits, retries, circuitBreaker, healthCheck, pool, writeBuffer, index);
   }
 
   /** A copy with {@code circuitBreaker}. */
   public ProxyConfig withCircuitBreaker(CircuitBreakerConfig circuitBreaker) {
     return new ProxyConfig(bind, port, backends, mockBackends, eventLoopThreads, policy, routing, admin,
-        timeouts, limits, retries, circuitBreaker, healthCheck, pool, writeBuffer);
+        timeouts, limits, retries, circuitBreaker, healthCheck, pool, writeBuffer, index);
   }
 
   /** A copy with {@code healthCheck}. */
   public ProxyConfig withHealthCheck(HealthCheckConfig healthCheck) {
     return new ProxyConfig(bind, port, backends, mockBackends, eventLoopThreads, policy, routing, admin,
-        timeouts, limits, retries, circuitBreaker, healthCheck, pool, writeBuffer);
+        timeouts, limits, retries, circuitBreaker, healthCheck, pool, writeBuffer, index);
   }
 
   /** A copy with {@code pool}. */
   public ProxyConfig withPool(PoolConfig pool) {
     return new ProxyConfig(bind, port, backends, mockBackends, eventLoopThreads, policy, routing, admin,
-        timeouts, limits, retries, circuitBreaker, healthCheck, pool, writeBuffer);
+        timeouts, limits, retries, circuitBreaker, healthCheck, pool, writeBuffer, index);
   }
 
   /** A copy with {@code writeBuffer}. */
   public ProxyConfig withWriteBuffer(WriteBufferConfig writeBuffer) {
     return new ProxyConfig(bind, port, backends, mockBackends, eventLoopThreads, policy, routing, admin,
-        timeouts, limits, retries, circuitBreaker, healthCheck, pool, writeBuffer);
+        timeouts, limits, retries, circuitBreaker, healthCheck, pool, writeBuffer, index);
   }
 
   /** A copy with {@code eventLoopThreads} ({@code 0}: Netty's default). */
   public ProxyConfig withEventLoopThreads(int eventLoopThreads) {
     return new ProxyConfig(bind, port, backends, mockBackends, eventLoopThreads, policy, routing, admin,
-        timeouts, limits, retries, circuitBreaker, healthCheck, pool, writeBuffer);
+        timeouts, limits, retries, circuitBreaker, healthCheck, pool, writeBuffer, index);
+  }
+
+  /** A copy with {@code index}. */
+  public ProxyConfig withIndex(IndexConfig index) {
+    return new ProxyConfig(bind, port, backends, mockBackends, eventLoopThreads, policy, routing, admin,
+        timeouts, limits, retries, circuitBreaker, healthCheck, pool, writeBuffer, index);
   }
 }
