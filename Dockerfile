@@ -1,7 +1,7 @@
 # kvroute: one image for the router (`serve`, the default command) and the mock engine (`mock-engine`).
 #
 # Built from the Maven artifact; Maven does not run inside Docker:
-#   mvn -B -DskipTests package                      # writes bench/target/kvroute.jar
+#   mvn -B -DskipTests package                      # writes kvroute-app/target/kvroute.jar
 #   docker build -t kvroute:local .                 # on eclipse-temurin:17-jre
 #   docker build --build-arg JRE_IMAGE=kvroute-jre:local -t kvroute:local .
 #                                                   # on the local jlink base (docker/jre-base/build.sh)
@@ -14,7 +14,7 @@ RUN grep -q '^kvroute:' /etc/group || echo 'kvroute:x:10001:' >> /etc/group; \
     grep -q '^kvroute:' /etc/passwd || echo 'kvroute:x:10001:10001:kvroute:/app:/bin/false' >> /etc/passwd; \
     mkdir -p /app
 
-COPY bench/target/kvroute.jar /app/kvroute.jar
+COPY kvroute-app/target/kvroute.jar /app/kvroute.jar
 
 USER 10001:10001
 WORKDIR /app

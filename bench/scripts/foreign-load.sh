@@ -23,7 +23,7 @@ SCENARIO=${1:-direct}
 K=${K:-2}
 BASE_PORT=${BASE_PORT:-18400}
 OUT=${OUT:-loadtest-report/foreign-load}
-JAR=bench/target/kvroute.jar
+JAR=kvroute-app/target/kvroute.jar
 read -r -a POLICY <<<"${POLICY_FLAGS:---load-measure prefilling --balance-abs-threshold 3 --balance-rel-threshold 1.5}"
 PER_REPLICA=16
 if [ "${2:-}" = "--quick" ]; then

@@ -4,7 +4,7 @@
 # elsewhere it only prints a warning. Prints the report's counts either way.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-report="bench/target/failsafe-reports/TEST-dev.kvroute.deploy.ContainerStackIT.xml"
+report="kvroute-app/target/failsafe-reports/TEST-dev.kvroute.deploy.ContainerStackIT.xml"
 problem() {
   if [ "${CI:-}" = "true" ]; then
     echo "check-container-it: FAIL: $*" >&2

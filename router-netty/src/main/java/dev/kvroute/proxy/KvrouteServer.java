@@ -38,7 +38,8 @@ import java.util.concurrent.TimeUnit;
 
 /**
  * A running kvroute proxy, started in-process: the proxy listener, the admin listener, the upstream
- * pools, health checks and, when asked, bundled mock engines.
+ * pools and health checks. (Bundled mock engines, {@code kvroute serve --mock-backends N}, are the
+ * app's composition: it starts them first and passes their URLs here as backends.)
  *
  * <pre>{@code
  * ProxyConfig config = ProxyConfig.defaults()
@@ -71,7 +72,6 @@ public final class KvrouteServer implements AutoCloseable {
   private final HealthChecker health;
   private final ProxyContext context;
   private final ThreadPoolExecutor bodyWorkers;
-  private final MockBackends mocks;
   private final KvEventSubscriptions kvEvents;
   private Channel serverChannel;
   private Channel adminChannel;
@@ -80,10 +80,6 @@ public final class KvrouteServer implements AutoCloseable {
     this.config = config;
     this.core = core;
     this.transport = transport;
-    // first, so that a failure here leaves no threads behind
-    this.mocks = config.backends().isEmpty() && config.mockBackends() > 0
-        ? MockBackends.start(config.mockBackends(), config.routing().tokenizer())
-        : null;
     this.boss = transport.group(1);
     this.workers = transport.group(config.eventLoopThreads());
     Ticker ticker = Ticker.system();
@@ -189,13 +185,7 @@ public final class KvrouteServer implements AutoCloseable {
   }
 
   private void bind() {
-    List<BackendConfig> initial = new ArrayList<>(config.backends());
-    if (mocks != null) {
-      for (URI u : mocks.urls()) {
-        initial.add(BackendConfig.of(u));
-      }
-    }
-    for (BackendConfig b : initial) {
+    for (BackendConfig b : config.backends()) {
       context.backends().add(b);
     }
     WriteBufferWaterMark marks = new WriteBufferWaterMark(
@@ -279,11 +269,6 @@ public final class KvrouteServer implements AutoCloseable {
     return ids;
   }
 
-  /** Base URLs of the bundled mock engines ({@code mockBackends}), empty when none were started. */
-  public List<URI> mockBackendUrls() {
-    return mocks == null ? List.of() : mocks.urls();
-  }
-
   /** The Prometheus text exposition served at {@code /metrics}. */
   public String scrapeMetrics() {
     return context.metrics().scrape();
@@ -327,7 +312,7 @@ public final class KvrouteServer implements AutoCloseable {
 
   /**
    * Stops listening, closes every connection (aborting requests in flight), stops health checks,
-   * frees the event loops and stops bundled mock engines.
+   * and frees the event loops.
    */
   @Override
   public void close() {
@@ -345,14 +330,12 @@ public final class KvrouteServer implements AutoCloseable {
     // request and ends its lease (the loops' own shutdown would only close the sockets)
     context.clients().closeAll(Duration.ofSeconds(5));
     pool.close();
+    context.metrics().close();
     bodyWorkers.shutdownNow();
     boss.shutdownGracefully(0, 2, TimeUnit.SECONDS);
     workers.shutdownGracefully(0, 2, TimeUnit.SECONDS);
     boss.terminationFuture().awaitUninterruptibly(5, TimeUnit.SECONDS);
     workers.terminationFuture().awaitUninterruptibly(5, TimeUnit.SECONDS);
-    if (mocks != null) {
-      mocks.close();
-    }
   }
 
   private static String host(String bind) {

@@ -9,6 +9,11 @@ import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.Meter;
 import io.micrometer.core.instrument.Tags;
 import io.micrometer.core.instrument.Timer;
+import io.micrometer.core.instrument.binder.jvm.ClassLoaderMetrics;
+import io.micrometer.core.instrument.binder.jvm.JvmGcMetrics;
+import io.micrometer.core.instrument.binder.jvm.JvmMemoryMetrics;
+import io.micrometer.core.instrument.binder.jvm.JvmThreadMetrics;
+import io.micrometer.core.instrument.binder.system.ProcessorMetrics;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import java.time.Duration;
@@ -28,7 +33,7 @@ import java.util.concurrent.TimeUnit;
  *
  * <p>Thread-safe.
  */
-final class ProxyMetrics {
+final class ProxyMetrics implements AutoCloseable {
   /** Request and end-to-end buckets, as vLLM's {@code vllm:e2e_request_latency_seconds} (seconds). */
   private static final double[] DURATION_BUCKETS_SECONDS = {
     0.01, 0.05, 0.1, 0.3, 0.5, 0.8, 1.0, 1.5, 2.0, 2.5, 5, 10, 15, 20, 30, 40, 50, 60, 120, 240, 480, 960, 1920
@@ -52,6 +57,7 @@ final class ProxyMetrics {
   private final PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
   private final String policy;
   private final Map<BackendId, List<Meter>> backendMeters = new ConcurrentHashMap<>();
+  private final JvmGcMetrics gc = new JvmGcMetrics();
 
   ProxyMetrics(String policy) {
     this.policy = policy;
@@ -272,12 +278,25 @@ final class ProxyMetrics {
 
   /** Registers the gauges that do not depend on a backend. */
   void addGlobalGauges(RouterCore core, UpstreamPool pool) {
+    // the JVM's own meters (jvm_memory_*, jvm_gc_* incl. jvm_gc_memory_allocated_bytes_total,
+    // jvm_threads_*, process_cpu_*): heap sizing, GC pauses and allocation per request
+    new JvmMemoryMetrics().bindTo(registry);
+    gc.bindTo(registry);
+    new JvmThreadMetrics().bindTo(registry);
+    new ClassLoaderMetrics().bindTo(registry);
+    new ProcessorMetrics().bindTo(registry);
     Gauge.builder("kvroute.index.memory", core, c -> c.index().estimatedBytes())
         .description("Estimated heap bytes held by the prefix index")
         .baseUnit("bytes").register(registry);
     Gauge.builder("kvroute.upstream.idle.connections", pool, UpstreamPool::idleCount)
         .description("Idle pooled upstream connections")
         .baseUnit("connections").register(registry);
+  }
+
+  /** Unregisters the GC notification listeners; the registry itself needs no closing. */
+  @Override
+  public void close() {
+    gc.close();
   }
 
   private DistributionSummary tokens(String name, String description, String backend) {

@@ -29,8 +29,9 @@ import java.util.Set;
  * @param port proxy port; {@code 0} picks an ephemeral port. Default 8080
  * @param backends the replicas; may be empty only when {@code mockBackends > 0} or backends are to be
  *     added through the admin API
- * @param mockBackends when {@code backends} is empty, start this many bundled mock engines in the same
- *     process and route to them. Default 0
+ * @param mockBackends when {@code backends} is empty, {@code kvroute serve} starts this many bundled
+ *     mock engines in the same process and routes to them (the app's composition; {@link
+ *     dev.kvroute.proxy.KvrouteServer} itself only routes to {@code backends}). Default 0
  * @param eventLoopThreads Netty event loop threads; {@code 0} means Netty's default (2 × cores)
  * @param policy the routing policy and its thresholds
  * @param routing request reading and prefix-index sizing

@@ -1,4 +1,4 @@
-package dev.kvroute.engine;
+package dev.kvroute.cli;
 
 import dev.kvroute.engine.model.CostModel;
 import dev.kvroute.engine.model.EngineConfig;

@@ -1,4 +1,4 @@
-package dev.kvroute.proxy;
+package dev.kvroute.cli;
 
 import dev.kvroute.engine.server.MockEngineFleet;
 import dev.kvroute.engine.server.MockEngineOptions;

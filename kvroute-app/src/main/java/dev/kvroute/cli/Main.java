@@ -13,8 +13,8 @@ import picocli.CommandLine.Command;
     subcommands = {
       CommandLine.HelpCommand.class,
       HealthCheckCommand.class,
-      dev.kvroute.engine.MockEngineCommand.class,
-      dev.kvroute.proxy.ServeCommand.class,
+      MockEngineCommand.class,
+      ServeCommand.class,
       dev.kvroute.bench.cli.SimulateCommand.class,
       dev.kvroute.bench.cli.LoadtestCommand.class,
       dev.kvroute.bench.cli.DemoCommand.class,

@@ -44,7 +44,7 @@ import org.testcontainers.lifecycle.Startables;
  * and a backend failure (one engine container stopped: requests still succeed on the other).
  *
  * <p>The image: the tag in {@code KVROUTE_IT_IMAGE} if set (pre-built); otherwise it is built here
- * from the repository's {@code Dockerfile} and {@code bench/target/kvroute.jar} (written by {@code
+ * from the repository's {@code Dockerfile} and {@code kvroute-app/target/kvroute.jar} (written by {@code
  * package}, which runs before failsafe), on the base image {@code KVROUTE_JRE_IMAGE}, else {@code
  * kvroute-jre:local} when that exists locally ({@code docker/jre-base/build.sh}), else the
  * Dockerfile's default Temurin JRE.
@@ -321,7 +321,7 @@ class ContainerStackIT {
       return prebuilt;
     }
     Path repo = repositoryRoot();
-    Path jar = repo.resolve("bench/target/kvroute.jar");
+    Path jar = repo.resolve("kvroute-app/target/kvroute.jar");
     if (!Files.isRegularFile(jar)) {
       fail(jar + " is missing: run `mvn package` (mvn verify does) before this test");
     }
@@ -330,7 +330,7 @@ class ContainerStackIT {
     ImageFromDockerfile build =
         new ImageFromDockerfile("kvroute:it", false)
             .withFileFromPath("Dockerfile", repo.resolve("Dockerfile"))
-            .withFileFromPath("bench/target/kvroute.jar", jar);
+            .withFileFromPath("kvroute-app/target/kvroute.jar", jar);
     if (base != null) {
       build.withBuildArg("JRE_IMAGE", base);
     }

@@ -1,14 +1,20 @@
-package dev.kvroute.proxy;
+package dev.kvroute.cli;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.dataformat.yaml.YAMLFactory;
+import dev.kvroute.engine.server.MockEngineOptions;
+import dev.kvroute.proxy.KvrouteServer;
 import dev.kvroute.proxy.config.ConfigLoader;
 import dev.kvroute.proxy.config.ProxyConfig;
 import java.io.PrintWriter;
 import java.io.StringWriter;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -141,5 +147,28 @@ final class ServeCommandTest {
     cl.setErr(new PrintWriter(err));
     assertThat(cl.execute()).isEqualTo(CommandLine.ExitCode.USAGE);
     assertThat(err.toString()).contains("--mock-backends");
+  }
+
+  @Test
+  void mockBackendsStartsTheBundledFleetAndTheProxyRoutesToIt() throws Exception {
+    ServeCommand cmd = new ServeCommand();
+    new CommandLine(cmd).parseArgs("--mock-backends", "2", "--port", "0", "--bind", "127.0.0.1", "--admin-port", "-1");
+    ProxyConfig cfg = cmd.resolve();
+    try (ServeCommand.Serving serving = ServeCommand.Serving.start(cfg, KvrouteServer.createCore(cfg))) {
+      List<URI> engines = serving.mocks().urls();
+      assertThat(engines).hasSize(2);
+      assertThat(serving.server().config().mockBackends()).isZero();
+      assertThat(serving.server().config().backends()).extracting(b -> b.url()).containsExactlyElementsOf(engines);
+      HttpClient http = HttpClient.newHttpClient();
+      HttpResponse<String> r = http.send(HttpRequest.newBuilder(serving.server().uri().resolve("/v1/chat/completions"))
+              .header("content-type", "application/json")
+              .POST(HttpRequest.BodyPublishers.ofString("{\"model\":\"" + MockEngineOptions.DEFAULT_MODEL
+                  + "\",\"messages\":[{\"role\":\"user\",\"content\":\"hi\"}],\"max_tokens\":3}"))
+              .build(),
+          HttpResponse.BodyHandlers.ofString());
+      assertThat(r.statusCode()).isEqualTo(200);
+      assertThat(r.body()).contains("\"chat.completion\"");
+      assertThat(r.headers().firstValue("x-kvroute-backend")).isPresent();
+    }
   }
 }

@@ -1,4 +1,4 @@
-package dev.kvroute.engine;
+package dev.kvroute.cli;
 
 import static org.assertj.core.api.Assertions.assertThat;
 

@@ -1,6 +1,7 @@
-package dev.kvroute.proxy;
+package dev.kvroute.cli;
 
 import dev.kvroute.core.RouterCore;
+import dev.kvroute.proxy.KvrouteServer;
 import dev.kvroute.proxy.config.ConfigException;
 import dev.kvroute.proxy.config.ConfigLoader;
 import dev.kvroute.proxy.config.ProxyConfig;
@@ -350,9 +351,9 @@ public final class ServeCommand implements Callable<Integer> {
       err.flush();
       return CommandLine.ExitCode.USAGE;
     }
-    KvrouteServer server;
+    Serving serving;
     try {
-      server = KvrouteServer.start(cfg, core);
+      serving = Serving.start(cfg, core);
     } catch (ConfigException e) {
       err.println("kvroute serve: " + e.getMessage());
       err.flush();
@@ -362,23 +363,25 @@ public final class ServeCommand implements Callable<Integer> {
       err.flush();
       return CommandLine.ExitCode.SOFTWARE;
     }
+    KvrouteServer server = serving.server();
+    ProxyConfig running = server.config();
     CountDownLatch stopped = new CountDownLatch(1);
     Thread hook = new Thread(() -> {
       // written to the command's stream, not the logger: JUL's own shutdown hook may close its
       // handlers while this one runs
       long t0 = System.nanoTime();
       err.println("kvroute: shutting down; draining requests in progress (up to "
-          + cfg.timeouts().drain().toMillis() + " ms)");
+          + running.timeouts().drain().toMillis() + " ms)");
       err.flush();
       try {
-        boolean drained = server.drain(cfg.timeouts().drain());
+        boolean drained = server.drain(running.timeouts().drain());
         err.println(drained
             ? "kvroute: drained in " + (System.nanoTime() - t0) / 1_000_000 + " ms"
             : "kvroute: drain limit reached; aborting the requests still in progress");
       } catch (InterruptedException e) {
         Thread.currentThread().interrupt();
       } finally {
-        server.close();
+        serving.close();
         err.println("kvroute: stopped");
         err.flush();
         stopped.countDown();
@@ -386,10 +389,51 @@ public final class ServeCommand implements Callable<Integer> {
     }, "kvroute-shutdown");
     Runtime.getRuntime().addShutdownHook(hook);
     out.println("kvroute: proxy on " + server.uri() + " (OpenAI base URL " + server.uri() + "/v1), policy "
-        + cfg.policy().name() + ", backends " + server.backends()
+        + running.policy().name() + ", backends " + server.backends()
         + (server.adminUri() == null ? "" : ", admin API on " + server.adminUri()));
     out.flush();
     stopped.await();
     return 0;
+  }
+
+  /**
+   * What {@code serve} runs: the proxy and, for {@code --mock-backends N} with no backend configured,
+   * the bundled fleet it routes to (started first; the proxy gets their URLs as its backends).
+   *
+   * @param server the running proxy
+   * @param mocks the bundled engines, or {@code null} when the backends are configured
+   */
+  record Serving(KvrouteServer server, MockBackends mocks) implements AutoCloseable {
+
+    /**
+     * Starts the bundled engines (if asked) and then the proxy.
+     *
+     * @throws ConfigException as {@link KvrouteServer#start(ProxyConfig, RouterCore)}
+     * @throws IllegalStateException if a port cannot be bound; nothing is left running
+     */
+    static Serving start(ProxyConfig cfg, RouterCore core) {
+      MockBackends mocks = null;
+      try {
+        if (cfg.backends().isEmpty() && cfg.mockBackends() > 0) {
+          mocks = MockBackends.start(cfg.mockBackends(), cfg.routing().tokenizer());
+          cfg = cfg.withMockBackends(0).withBackendUrls(mocks.urls());
+        }
+        return new Serving(KvrouteServer.start(cfg, core), mocks);
+      } catch (RuntimeException e) {
+        if (mocks != null) {
+          mocks.close();
+        }
+        throw e;
+      }
+    }
+
+    /** Stops the proxy (aborting what is in flight), then the bundled engines. */
+    @Override
+    public void close() {
+      server.close();
+      if (mocks != null) {
+        mocks.close();
+      }
+    }
   }
 }

@@ -1,0 +1,330 @@
+#!/usr/bin/env bash
+# Proxy overhead: kvroute beside nginx and HAProxy, in one run, with the same load generator (wrk)
+# and the same request bodies, in front of the same zero-cost backends.
+#
+#   backends   4 nginx servers (one worker, pinned to LOAD_CPU with wrk) that answer every chat
+#              completion with a fixed non-streaming reply (usage included), /health, /v1/models
+#              and an empty /metrics: no engine cost, so what is measured is the proxy.
+#   bodies     64 chat requests of about 22 KB (16 sessions x 4 turns: a ~5K-token history plus a
+#              new message), sent in rotation, so cache-aware routing sees real shared prefixes.
+#   targets    direct (wrk to one backend), nginx (proxy_pass, upstream keepalive), HAProxy
+#              (roundrobin, http-reuse always), kvroute round-robin, kvroute cache-aware. Each proxy
+#              runs alone, pinned to PROXY_CPU, with one worker (nginx worker_processes 1, HAProxy
+#              nbthread 1, kvroute --event-loop-threads 1; the JVM sees one CPU).
+#
+# For each target: steady throughput (wrk, CONNS connections, DUR seconds after a warm-up of WARM
+# seconds), p50/p99 latency at half of nginx's steady rate (wrk paced per connection), CPU per request
+# (the proxy's utime+stime over the steady run), RSS after it, and for kvroute the heap allocated per
+# request (jvm_gc_memory_allocated_bytes_total) and, from a fresh start, the throughput and p99 of
+# each of the first 10 seconds after /ready answers 200 (ten consecutive 1-second wrk runs).
+#
+# Prints a Markdown table with the ratios to nginx, keeps the raw wrk output under OUT, and replaces
+# the section between the proxy-overhead markers in DOC (docs/performance.md) unless DOC=-.
+# Loopback only; bounded (about 4 minutes, --quick about 1.5).
+#
+# Usage: bench/scripts/proxy-overhead.sh [--quick]
+# Env:   DUR (20), WARM (kvroute's warm-up, 40; others 5), CONNS (32), BASE_PORT (18600),
+#        PROXY_CPU (0), LOAD_CPU (1), OUT (bench-report/proxy-overhead), DOC (docs/performance.md),
+#        KVROUTE_JAVA_OPTS (the launcher's JVM options), KVROUTE_FLAGS (extra serve flags)
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+root=$(pwd)
+
+DUR=${DUR:-20}
+WARM=${WARM:-40}
+CONNS=${CONNS:-32}
+BASE_PORT=${BASE_PORT:-18600}
+PROXY_CPU=${PROXY_CPU:-0}
+LOAD_CPU=${LOAD_CPU:-1}
+OUT=${OUT:-bench-report/proxy-overhead}
+DOC=${DOC:-docs/performance.md}
+if [ "${1:-}" = "--quick" ]; then
+  DUR=5
+  WARM=15
+fi
+read -r -a EXTRA <<<"${KVROUTE_FLAGS:-}"
+
+for tool in wrk nginx haproxy taskset python3 curl java; do
+  command -v "$tool" >/dev/null || { echo "proxy-overhead: $tool not found (apt-get install -y wrk nginx haproxy)" >&2; exit 2; }
+done
+mkdir -p "$OUT"
+OUT=$(cd "$OUT" && pwd)
+work=$(mktemp -d)
+./kvroute --version >/dev/null 2>"$OUT/build.log" || { cat "$OUT/build.log" >&2; exit 1; }
+
+pids=()
+cleanup() {
+  for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
+  wait 2>/dev/null || true
+  pids=()
+}
+trap 'cleanup; rm -rf "$work"' EXIT
+
+BACKENDS=()
+for i in 1 2 3 4; do BACKENDS+=("$((BASE_PORT + i))"); done
+NGINX_PORT=$((BASE_PORT + 10))
+HAPROXY_PORT=$((BASE_PORT + 11))
+KVROUTE_PORT=$((BASE_PORT + 12))
+
+# ---- request bodies: 16 sessions x 4 turns, ~22 KB each, as a Lua table for wrk ----
+python3 - "$work/bodies.lua" <<'PY'
+import json, random, sys
+r = random.Random(18)
+words = ("prefill decode cache block page token replica router prompt history session turn model "
+         "engine queue batch latency throughput memory layer attention adapter request stream").split()
+def text(n):
+    return " ".join(r.choice(words) + str(r.randrange(1000)) for _ in range(n))
+bodies = []
+for s in range(16):
+    msgs = [{"role": "system", "content": f"You are assistant {s}. " + text(300)}]
+    for t in range(12):
+        msgs.append({"role": "user" if t % 2 == 0 else "assistant", "content": text(150)})
+    for turn in range(4):
+        msgs.append({"role": "user", "content": text(80)})
+        bodies.append(json.dumps({"model": "kvroute/mock-llm", "messages": msgs, "max_tokens": 16}))
+        msgs.append({"role": "assistant", "content": text(40)})
+with open(sys.argv[1], "w") as f:
+    f.write("return {\n")
+    for b in bodies:
+        f.write("[==[" + b + "]==],\n")
+    f.write("}\n")
+sizes = sorted(len(b) for b in bodies)
+print(f"bodies: {len(bodies)}, {sizes[0]}..{sizes[-1]} bytes", file=sys.stderr)
+PY
+
+# ---- wrk script: rotating bodies; PACE_MS > 0 paces each connection; prints one summary line ----
+cat >"$work/load.lua" <<LUA
+local bodies = dofile("$work/bodies.lua")
+local pace = tonumber(os.getenv("PACE_MS") or "0")
+local n = 0
+wrk.method = "POST"
+wrk.headers["Content-Type"] = "application/json"
+function request()
+  n = n + 1
+  return wrk.format(nil, "/v1/chat/completions", nil, bodies[(n % #bodies) + 1])
+end
+if pace > 0 then
+  function delay() return pace end
+end
+function done(summary, latency, requests)
+  local e = summary.errors
+  io.write(string.format("RESULT requests=%d duration_us=%d p50_us=%d p99_us=%d errors=%d non2xx=%d\n",
+    summary.requests, summary.duration, latency:percentile(50), latency:percentile(99),
+    e.connect + e.read + e.write + e.timeout, e.status))
+end
+LUA
+
+load() { # port seconds [pace_ms] -> RESULT line
+  PACE_MS=${3:-0} taskset -c "$LOAD_CPU" wrk -t1 -c"$CONNS" -d"$2"s --timeout 10s -s "$work/load.lua" \
+    "http://127.0.0.1:$1" >"$work/wrk.out" 2>&1 || true
+  cat "$work/wrk.out" >>"$OUT/wrk.log"
+  grep '^RESULT' "$work/wrk.out" || { cat "$work/wrk.out" >&2; echo "RESULT requests=0 duration_us=1 p50_us=0 p99_us=0 errors=1 non2xx=0"; }
+}
+field() { sed -E "s/.*$1=([0-9]+).*/\1/" <<<"$2"; }
+
+wait_ready() { # url
+  for _ in $(seq 1 600); do
+    [ "$(curl -s -o /dev/null -w '%{http_code}' "$1" 2>/dev/null)" = 200 ] && return 0
+    sleep 0.05
+  done
+  echo "proxy-overhead: $1 did not answer 200" >&2
+  return 1
+}
+
+# the process tree's CPU ticks (utime+stime) and RSS (KiB)
+tree() { echo "$1 $(pgrep -P "$1" | tr '\n' ' ')"; }
+cpu_ticks() {
+  local t=0 p
+  for p in $(tree "$1"); do
+    [ -r "/proc/$p/stat" ] && t=$((t + $(awk '{print $14 + $15}' "/proc/$p/stat")))
+  done
+  echo "$t"
+}
+rss_kib() {
+  local t=0 p
+  for p in $(tree "$1"); do
+    [ -r "/proc/$p/status" ] && t=$((t + $(awk '/^VmRSS/ {print $2}' "/proc/$p/status")))
+  done
+  echo "$t"
+}
+HZ=$(getconf CLK_TCK)
+
+# ---- zero-cost backends ----
+reply='{"id":"chatcmpl-0","object":"chat.completion","created":1,"model":"kvroute/mock-llm","choices":[{"index":0,"message":{"role":"assistant","content":"ok"},"finish_reason":"length"}],"usage":{"prompt_tokens":5000,"completion_tokens":16,"total_tokens":5016,"prompt_tokens_details":{"cached_tokens":0}}}'
+{
+  echo "worker_processes 1; pid $work/backends.pid; error_log $work/backends.err; daemon off;"
+  echo "events { worker_connections 4096; }"
+  echo "http { access_log off; client_max_body_size 64m; client_body_buffer_size 128k; keepalive_requests 1000000;"
+  for p in "${BACKENDS[@]}"; do
+    echo " server { listen 127.0.0.1:$p; default_type application/json;"
+    echo "  location = /health { return 200 ''; }"
+    echo "  location = /metrics { default_type text/plain; return 200 ''; }"
+    echo "  location = /v1/models { return 200 '{\"object\":\"list\",\"data\":[{\"id\":\"kvroute/mock-llm\",\"object\":\"model\",\"owned_by\":\"vllm\",\"max_model_len\":131072}]}'; }"
+    echo "  location / { return 200 '$reply'; } }"
+  done
+  echo "}"
+} >"$work/backends.conf"
+taskset -c "$LOAD_CPU" nginx -c "$work/backends.conf" -p "$work" &
+pids+=($!)
+for p in "${BACKENDS[@]}"; do wait_ready "http://127.0.0.1:$p/health"; done
+
+rows=()
+measure() { # label port pid rate_for_paced(0 = skip) -> appends a row; sets STEADY
+  local label=$1 port=$2 pid=$3 rate=$4
+  local c0 c1 r p50 p99 rss req rps cpu_us
+  c0=$(cpu_ticks "$pid")
+  r=$(load "$port" "$DUR")
+  c1=$(cpu_ticks "$pid")
+  req=$(field requests "$r")
+  rps=$(( req * 1000000 / $(field duration_us "$r") ))
+  STEADY=$rps
+  cpu_us=-
+  [ "$pid" != 0 ] && [ "$req" -gt 0 ] && cpu_us=$(( (c1 - c0) * 1000000 / HZ / req ))
+  rss=-
+  [ "$pid" != 0 ] && rss=$(( $(rss_kib "$pid") / 1024 ))
+  p50=- p99=- prate=-
+  if [ "$rate" -gt 0 ]; then
+    local pace=$(( CONNS * 1000 / rate ))
+    local q
+    q=$(load "$port" "$DUR" "$pace")
+    p50=$(awk -v u="$(field p50_us "$q")" 'BEGIN {printf "%.2f", u / 1000}')
+    p99=$(awk -v u="$(field p99_us "$q")" 'BEGIN {printf "%.2f", u / 1000}')
+    prate=$(( $(field requests "$q") * 1000000 / $(field duration_us "$q") ))
+  fi
+  echo "$label: steady $rps req/s (errors $(field errors "$r"), non-2xx $(field non2xx "$r")), cpu/req ${cpu_us} us, rss ${rss} MiB, paced ${prate} req/s p50 ${p50} ms p99 ${p99} ms" >&2
+  ROW="$label|$rps|$cpu_us|$p50|$p99|$prate|$rss"
+}
+
+# ---- direct ----
+load "${BACKENDS[0]}" 5 >/dev/null
+measure direct "${BACKENDS[0]}" 0 0
+direct_row=$ROW
+
+# ---- nginx ----
+{
+  echo "worker_processes 1; pid $work/nginx.pid; error_log $work/nginx.err; daemon off;"
+  echo "events { worker_connections 4096; }"
+  echo "http { access_log off; client_max_body_size 64m; client_body_buffer_size 128k; keepalive_requests 1000000;"
+  echo " upstream fleet { $(printf 'server 127.0.0.1:%s; ' "${BACKENDS[@]}") keepalive 64; }"
+  echo " server { listen 127.0.0.1:$NGINX_PORT;"
+  echo "  location / { proxy_pass http://fleet; proxy_http_version 1.1; proxy_set_header Connection \"\"; } }"
+  echo "}"
+} >"$work/nginx.conf"
+taskset -c "$PROXY_CPU" nginx -c "$work/nginx.conf" -p "$work" &
+nginx_pid=$!
+pids+=("$nginx_pid")
+wait_ready "http://127.0.0.1:$NGINX_PORT/health"
+load "$NGINX_PORT" 5 >/dev/null
+measure nginx "$NGINX_PORT" "$nginx_pid" 0
+NGINX_MAX=$STEADY
+HALF=$(( NGINX_MAX / 2 ))
+measure nginx "$NGINX_PORT" "$nginx_pid" "$HALF"
+nginx_row=$ROW
+kill "$nginx_pid"; wait "$nginx_pid" 2>/dev/null || true
+
+# ---- direct again, paced at the same rate (the baseline of the added latency) ----
+measure direct "${BACKENDS[0]}" 0 "$HALF"
+direct_row=$ROW
+
+# ---- HAProxy ----
+{
+  echo "global"; echo "  nbthread 1"; echo "  maxconn 4096"
+  echo "defaults"; echo "  mode http"; echo "  timeout connect 3s"; echo "  timeout client 60s"; echo "  timeout server 60s"
+  echo "  http-reuse always"
+  echo "frontend fe"; echo "  bind 127.0.0.1:$HAPROXY_PORT"; echo "  default_backend fleet"
+  echo "backend fleet"; echo "  balance roundrobin"
+  for i in "${!BACKENDS[@]}"; do echo "  server b$i 127.0.0.1:${BACKENDS[$i]}"; done
+} >"$work/haproxy.cfg"
+taskset -c "$PROXY_CPU" haproxy -db -f "$work/haproxy.cfg" >"$work/haproxy.log" 2>&1 &
+haproxy_pid=$!
+pids+=("$haproxy_pid")
+wait_ready "http://127.0.0.1:$HAPROXY_PORT/health"
+load "$HAPROXY_PORT" 5 >/dev/null
+measure haproxy "$HAPROXY_PORT" "$haproxy_pid" "$HALF"
+haproxy_row=$ROW
+kill "$haproxy_pid"; wait "$haproxy_pid" 2>/dev/null || true
+
+# ---- kvroute ----
+first_seconds() { # port -> "rps/p99 ..." for each of the first 10 seconds after /ready
+  local s out="" r
+  for s in $(seq 1 10); do
+    r=$(load "$1" 1)
+    out+="$(( $(field requests "$r") * 1000000 / $(field duration_us "$r") ))/$(awk -v u="$(field p99_us "$r")" 'BEGIN {printf "%.0f", u / 1000}') "
+  done
+  echo "$out"
+}
+allocated() { # port -> bytes allocated on the heap so far
+  curl -s "http://127.0.0.1:$1/metrics" | awk '/^jvm_gc_memory_allocated_bytes_total/ {printf "%.0f", $2}'
+}
+kv_rows=()
+warm_rows=()
+for policy in round-robin cache-aware; do
+  taskset -c "$PROXY_CPU" ./kvroute serve --bind 127.0.0.1 --port "$KVROUTE_PORT" --admin-port -1 \
+    --event-loop-threads 1 --policy "$policy" "${EXTRA[@]}" \
+    $(printf -- '--backend http://127.0.0.1:%s ' "${BACKENDS[@]}") >"$OUT/kvroute-$policy.log" 2>&1 &
+  kv_pid=$!
+  pids+=("$kv_pid")
+  wait_ready "http://127.0.0.1:$KVROUTE_PORT/ready"
+  firsts=$(first_seconds "$KVROUTE_PORT")
+  load "$KVROUTE_PORT" "$WARM" >/dev/null
+  a0=$(allocated "$KVROUTE_PORT")
+  measure "kvroute $policy" "$KVROUTE_PORT" "$kv_pid" 0
+  a1=$(allocated "$KVROUTE_PORT")
+  steady_row=$ROW
+  steady_rps=$STEADY
+  alloc=$(awk -v a="$a0" -v b="$a1" -v n="$(( steady_rps * DUR ))" 'BEGIN {if (n > 0) printf "%.0f", (b - a) / n / 1024; else print "-"}')
+  measure "kvroute $policy" "$KVROUTE_PORT" "$kv_pid" "$HALF"
+  # steady figures from the unpaced run, latency from the paced one
+  IFS='|' read -r _ s_rps s_cpu _ _ _ s_rss <<<"$steady_row"
+  IFS='|' read -r _ _ _ q50 q99 qrate _ <<<"$ROW"
+  kv_rows+=("kvroute $policy|$s_rps|$s_cpu|$q50|$q99|$qrate|$s_rss|$alloc")
+  warm_rows+=("kvroute $policy|$firsts|$s_rps")
+  kill "$kv_pid"; wait "$kv_pid" 2>/dev/null || true
+done
+
+# ---- report ----
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN {if (a ~ /^[0-9.]+$/ && b > 0) printf "%.2fx", a / b; else print "-"}'; }
+added() { awk -v a="$1" -v b="$2" 'BEGIN {if (a ~ /^[0-9.]+$/ && b ~ /^[0-9.]+$/) printf "%+.2f", a - b; else print "-"}'; }
+IFS='|' read -r _ _ _ d50 d99 _ _ <<<"$direct_row"
+IFS='|' read -r _ n_rps n_cpu _ _ _ _ <<<"$nginx_row"
+report=$work/report.md
+{
+  echo "Run $(date -u +%Y-%m-%dT%H:%MZ) at $(git rev-parse --short HEAD)$(git diff --quiet HEAD -- . 2>/dev/null || echo '+changes'): $(nproc) cores, $(java -version 2>&1 | head -1),"
+  echo "load average $(cut -d' ' -f1-3 /proc/loadavg); $CONNS connections, ${DUR} s per measured run, 64 bodies of ~22 KB;"
+  echo "latency at ${HALF} req/s (half of nginx's steady rate)."
+  echo
+  echo "| target | req/s (steady) | vs nginx | CPU/request (µs) | vs nginx | p50 (ms) | p99 (ms) | p99 added over direct (ms) | RSS (MiB) | heap alloc/request (KiB) |"
+  echo "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+  for row in "$direct_row" "$nginx_row" "$haproxy_row" "${kv_rows[@]}"; do
+    IFS='|' read -r label rps cpu p50 p99 _ rss alloc <<<"$row"
+    echo "| $label | $rps | $(ratio "$rps" "$n_rps") | $cpu | $(ratio "$cpu" "$n_cpu") | $p50 | $p99 | $(added "$p99" "$d99") | $rss | ${alloc:--} |"
+  done
+  echo
+  echo "First 10 seconds after \`/ready\` answered 200 (fresh JVM; req/s / p99 ms of each second; share of steady):"
+  echo
+  echo "| target | 1 | 2 | 3 | 4 | 5 | 6 | 7 | 8 | 9 | 10 | slowest second vs steady |"
+  echo "|---|---|---|---|---|---|---|---|---|---|---|---:|"
+  for row in "${warm_rows[@]}"; do
+    IFS='|' read -r label firsts steady <<<"$row"
+    min=$(tr ' ' '\n' <<<"$firsts" | grep . | cut -d/ -f1 | sort -n | head -1)
+    echo "| $label | $(tr ' ' '\n' <<<"$firsts" | grep . | paste -sd'|' | sed 's/|/ | /g') | $(ratio "$min" "$steady") |"
+  done
+} >"$report"
+cat "$report"
+cp "$report" "$OUT/report.md"
+
+if [ "$DOC" != "-" ]; then
+  python3 - "$DOC" "$report" "bench/scripts/proxy-overhead.sh${1:+ $1}" <<'PY'
+import sys
+doc, report, cmd = sys.argv[1:4]
+begin, end = "<!-- proxy-overhead:begin -->", "<!-- proxy-overhead:end -->"
+text = open(doc).read()
+section = f"{begin}\n```\n{cmd}\n```\n\n{open(report).read()}{end}"
+if begin in text and end in text:
+    text = text[:text.index(begin)] + section + text[text.index(end) + len(end):]
+else:
+    text = text.rstrip("\n") + "\n\n## Proxy overhead beside nginx and HAProxy\n\n" + section + "\n"
+open(doc, "w").write(text)
+PY
+  echo "proxy-overhead: wrote the table into $DOC" >&2
+fi
