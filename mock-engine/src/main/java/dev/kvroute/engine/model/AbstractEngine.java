@@ -1,6 +1,9 @@
 package dev.kvroute.engine.model;
 
+import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
 
 /**
@@ -13,6 +16,8 @@ abstract class AbstractEngine implements EngineModel {
   final BlockPool pool;
   final CostModel cost;
   final Map<Long, Sequence> requests = new HashMap<>();
+  /** The current step's cache changes; null when {@link EngineConfig#enableKvCacheEvents()} is off. */
+  private final ArrayList<KvCacheEvent> kvEvents;
   /** Latest model time seen. */
   long clock;
   private long order;
@@ -27,7 +32,8 @@ abstract class AbstractEngine implements EngineModel {
   AbstractEngine(EngineConfig config) {
     this.config = config;
     this.blockSize = config.blockSizeTokens();
-    this.pool = new BlockPool(config.numGpuBlocks());
+    this.kvEvents = config.enableKvCacheEvents() ? new ArrayList<>() : null;
+    this.pool = new BlockPool(config.numGpuBlocks(), kvEvents);
     this.cost = config.cost();
   }
 
@@ -72,6 +78,20 @@ abstract class AbstractEngine implements EngineModel {
     }
     remove(s, nowNanos);
     finish(s, nowNanos, EngineRequest.ABORT, listener);
+    flushKvEvents(nowNanos, listener);
+    return true;
+  }
+
+  @Override
+  public final boolean resetPrefixCache(long nowNanos, EngineListener listener) {
+    advanceTo(nowNanos, listener);
+    if (!pool.clearCache()) {
+      return false;
+    }
+    if (kvEvents != null) {
+      kvEvents.add(new KvCacheEvent.AllBlocksCleared());
+      flushKvEvents(nowNanos, listener);
+    }
     return true;
   }
 
@@ -82,6 +102,7 @@ abstract class AbstractEngine implements EngineModel {
     while ((t = nextEventNanos()) <= nowNanos) {
       clock = t;
       processNext(t, listener);
+      flushKvEvents(t, listener);
     }
     clock = nowNanos;
   }
@@ -205,10 +226,48 @@ abstract class AbstractEngine implements EngineModel {
   /** Registers every full computed block of the request in the prefix cache. */
   final void registerComputed(Sequence s) {
     int full = Math.min(s.computed / blockSize, s.heldBlocks());
+    int newRun = -1;
     while (s.cachedHeld < full) {
-      s.blocks[s.cachedHeld] = pool.promote(s.hash(s.cachedHeld));
+      int i = s.cachedHeld;
+      long hash = s.hash(i);
+      boolean isNew = kvEvents != null && pool.peek(hash) == null;
+      s.blocks[i] = pool.promote(hash);
       s.cachedHeld++;
       s.ownedHeld--;
+      if (isNew && newRun < 0) {
+        newRun = i;
+      } else if (!isNew && newRun >= 0) {
+        recordStored(s, newRun, i);
+        newRun = -1;
+      }
+    }
+    if (newRun >= 0) {
+      recordStored(s, newRun, s.cachedHeld);
+    }
+  }
+
+  /**
+   * Records blocks {@code [from, to)} of the request, which just entered the cache, as one {@code
+   * BlockStored} (vLLM's {@code cache_full_blocks} reports each request's newly cached run in one
+   * event, parent first). A block another request had cached already is not reported again: the model
+   * keeps one copy per hash, so every stored hash is later removed exactly once.
+   */
+  private void recordStored(Sequence s, int from, int to) {
+    long[] hashes = new long[to - from];
+    for (int i = from; i < to; i++) {
+      hashes[i - from] = s.hash(i);
+    }
+    Long parent = from == 0 ? null : s.hash(from - 1);
+    int[] tokens = Arrays.copyOfRange(s.tokens, from * blockSize, to * blockSize);
+    kvEvents.add(new KvCacheEvent.BlockStored(hashes, parent, tokens, blockSize, null, null));
+  }
+
+  /** Hands the step's cache changes, if any, to the listener as one batch. */
+  private void flushKvEvents(long nowNanos, EngineListener listener) {
+    if (kvEvents != null && !kvEvents.isEmpty()) {
+      List<KvCacheEvent> batch = List.copyOf(kvEvents);
+      kvEvents.clear();
+      listener.onKvEvents(nowNanos, batch);
     }
   }
 

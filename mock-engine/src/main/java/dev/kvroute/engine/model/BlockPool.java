@@ -36,9 +36,16 @@ final class BlockPool {
   private int evictable;
   private int owned;
   private long evictions;
+  /** Where evictions are reported as {@link KvCacheEvent.BlockRemoved}; null when events are off. */
+  private final java.util.List<KvCacheEvent> events;
 
   BlockPool(int capacity) {
+    this(capacity, null);
+  }
+
+  BlockPool(int capacity, java.util.List<KvCacheEvent> events) {
     this.capacity = capacity;
+    this.events = events;
     lru.prev = lru;
     lru.next = lru;
   }
@@ -157,6 +164,26 @@ final class BlockPool {
     evictable--;
     cached.remove(victim.hash);
     evictions++;
+    if (events != null) {
+      events.add(new KvCacheEvent.BlockRemoved(new long[] {victim.hash}));
+    }
+  }
+
+  /**
+   * Drops every cached block (vLLM's {@code reset_prefix_cache}); only when no block is held ({@link
+   * #used()} is 0). Not counted as evictions.
+   *
+   * @return false, changing nothing, if a request holds a block
+   */
+  boolean clearCache() {
+    if (used() != 0) {
+      return false;
+    }
+    cached.clear();
+    lru.prev = lru;
+    lru.next = lru;
+    evictable = 0;
+    return true;
   }
 
   private static void unlink(Block b) {

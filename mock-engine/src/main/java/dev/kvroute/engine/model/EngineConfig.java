@@ -17,6 +17,8 @@ import java.util.Objects;
  * @param maxModelLen maximum prompt plus output length in tokens; at most the KV capacity, so that any
  *     admissible request fits in an empty pool (vLLM refuses to start otherwise)
  * @param cost the prefill and decode timing model
+ * @param enableKvCacheEvents record the prefix cache's changes as {@link KvCacheEvent}s, one batch per
+ *     engine step (vLLM's {@code enable_kv_cache_events}); off by default
  */
 public record EngineConfig(
     int blockSizeTokens,
@@ -25,7 +27,8 @@ public record EngineConfig(
     int maxNumBatchedTokens,
     int maxNumSeqs,
     int maxModelLen,
-    CostModel cost) {
+    CostModel cost,
+    boolean enableKvCacheEvents) {
 
   /** vLLM's default block size in tokens. */
   public static final int DEFAULT_BLOCK_SIZE_TOKENS = 16;
@@ -107,6 +110,7 @@ public record EngineConfig(
     b.maxNumSeqs = maxNumSeqs;
     b.maxModelLen = maxModelLen;
     b.cost = cost;
+    b.enableKvCacheEvents = enableKvCacheEvents;
     return b;
   }
 
@@ -124,6 +128,7 @@ public record EngineConfig(
     private int maxNumSeqs = 256;
     private int maxModelLen = -1;
     private CostModel cost = CostModel.linear(15_000, 0.02, 30);
+    private boolean enableKvCacheEvents;
 
     private Builder() {}
 
@@ -172,6 +177,12 @@ public record EngineConfig(
       return this;
     }
 
+    /** Records {@link KvCacheEvent}s for {@link EngineListener#onKvEvents} (vLLM's {@code enable_kv_cache_events}). */
+    public Builder enableKvCacheEvents(boolean enable) {
+      this.enableKvCacheEvents = enable;
+      return this;
+    }
+
     public Builder cost(CostModel cost) {
       this.cost = cost;
       return this;
@@ -200,7 +211,7 @@ public record EngineConfig(
         len = (int) Math.min(32_768L, (long) blocks * Math.max(1, blockSizeTokens));
       }
       return new EngineConfig(
-          blockSizeTokens, blocks, scheduler, maxNumBatchedTokens, maxNumSeqs, len, cost);
+          blockSizeTokens, blocks, scheduler, maxNumBatchedTokens, maxNumSeqs, len, cost, enableKvCacheEvents);
     }
   }
 }

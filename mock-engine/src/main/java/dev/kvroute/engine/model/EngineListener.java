@@ -34,6 +34,17 @@ public interface EngineListener {
    */
   void onFinished(long requestId, long nowNanos, String reason);
 
+  /**
+   * The prefix-cache changes of one engine step that ended at {@code nowNanos} (model time), in the
+   * order they happened: what vLLM's scheduler takes from its {@code BlockPool} after each step and
+   * publishes as one {@code KVEventBatch}. Called only when {@link EngineConfig#enableKvCacheEvents()}
+   * is set, and only for a step that changed the cache; after that step's token callbacks. A {@link
+   * EngineModel#resetPrefixCache} reports its {@link KvCacheEvent.AllBlocksCleared} alone.
+   *
+   * @param events not empty; the listener may keep the list
+   */
+  default void onKvEvents(long nowNanos, java.util.List<KvCacheEvent> events) {}
+
   /** A listener that ignores every event. */
   static EngineListener none() {
     return NoopListener.INSTANCE;

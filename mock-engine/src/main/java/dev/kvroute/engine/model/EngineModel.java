@@ -78,6 +78,17 @@ public interface EngineModel {
    */
   boolean abort(long requestId, long nowNanos, EngineListener listener);
 
+  /**
+   * Drops every cached block at {@code nowNanos} (after processing events up to it), as vLLM's {@code
+   * reset_prefix_cache}: only when no request holds a block; otherwise nothing changes. With {@link
+   * EngineConfig#enableKvCacheEvents()}, a reset reports {@link KvCacheEvent.AllBlocksCleared} to
+   * {@code listener} as a batch of its own. The cache counters (hits, queries, evictions) are kept.
+   *
+   * @return true if the cache was reset, false if blocks were in use
+   * @throws IllegalStateException if {@code nowNanos} is earlier than a time already seen
+   */
+  boolean resetPrefixCache(long nowNanos, EngineListener listener);
+
   /** Model time of the next internal event, or {@link Long#MAX_VALUE} when there is nothing to do. */
   long nextEventNanos();
 
