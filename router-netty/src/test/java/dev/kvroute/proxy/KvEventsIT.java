@@ -5,9 +5,10 @@ import static org.awaitility.Awaitility.await;
 
 import dev.kvroute.core.BackendId;
 import dev.kvroute.core.index.KvEventIndex;
-import dev.kvroute.core.kvevents.KvEvent;
-import dev.kvroute.core.kvevents.KvEventBatch;
-import dev.kvroute.core.kvevents.KvEventEncoder;
+import dev.kvroute.engine.kvevents.BlockHashFormat;
+import dev.kvroute.engine.kvevents.KvEventEncoder;
+import dev.kvroute.engine.kvevents.KvEventLayout;
+import dev.kvroute.engine.model.KvCacheEvent;
 import dev.kvroute.core.policy.Decision;
 import dev.kvroute.proxy.config.BackendConfig;
 import dev.kvroute.proxy.config.HealthCheckConfig;
@@ -18,7 +19,6 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
-import java.util.OptionalLong;
 import java.util.concurrent.atomic.AtomicLong;
 import org.junit.jupiter.api.Test;
 
@@ -54,48 +54,52 @@ final class KvEventsIT {
   }
 
   /** A BlockStored of {@code tokens}' whole blocks from block {@code from}, under {@code parent}. */
-  private KvEventBatch stored(int[] tokens, int from, OptionalLong parent, List<Long> names) {
+  private List<KvCacheEvent> stored(int[] tokens, int from, Long parent, List<Long> names) {
     int n = tokens.length / PAGE - from;
     long[] h = new long[n];
     for (int i = 0; i < n; i++) {
       h[i] = hashes.incrementAndGet() * 0x9E3779B97F4A7C15L; // engine keys, many above 2^63
       names.add(h[i]);
     }
-    return batch(KvEvent.BlockStored.gpu(h, parent, Arrays.copyOfRange(tokens, from * PAGE, (from + n) * PAGE), PAGE));
+    return List.of(new KvCacheEvent.BlockStored(h, parent, Arrays.copyOfRange(tokens, from * PAGE, (from + n) * PAGE),
+        PAGE, null, null));
   }
 
-  private static KvEventBatch batch(KvEvent... events) {
-    return new KvEventBatch(System.currentTimeMillis() / 1e3, List.of(events), 0);
+  private static List<KvCacheEvent> batch(KvCacheEvent... events) {
+    return List.of(events);
   }
 
   private static int matched(KvrouteServer router, BackendId id, int[] tokens) {
     return router.core().index().match(tokens).matched(id);
   }
 
-  /** Publishes {@code batch}, then empty batches until the router's view satisfies {@code condition}. */
-  private static void publishUntil(ZmqKvPublisher pub, KvEventBatch batch, java.util.concurrent.Callable<Boolean> condition) {
+  /**
+   * Publishes {@code batch} until the router's view satisfies {@code condition}: the subscription may
+   * not have joined yet (ZeroMQ's slow joiner), and a stored block announced again changes nothing.
+   */
+  private static void publishUntil(ZmqKvPublisher pub, List<KvCacheEvent> batch, java.util.concurrent.Callable<Boolean> condition) {
     pub.publish(batch);
-    await().atMost(Duration.ofSeconds(20)).pollInterval(Duration.ofMillis(50)).until(() -> {
+    await().atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(100)).until(() -> {
       if (condition.call()) {
         return true;
       }
-      pub.publish(batch()); // the subscription may not have joined yet (ZeroMQ's slow joiner)
+      pub.publish(batch);
       return false;
     });
   }
 
   @Test
   void thePreciseViewFollowsTheEngineAndReplaysALostBatch() throws Exception {
-    try (ZmqKvPublisher pub = new ZmqKvPublisher("kv@e0@m", KvEventEncoder.Layout.TAGGED_MAP);
+    try (ZmqKvPublisher pub = new ZmqKvPublisher("kv@e0@m", KvEventLayout.CURRENT, BlockHashFormat.INT);
         KvrouteServer router = router("precise", List.of(backend(0, pub, true)))) {
       BackendId e0 = BackendId.of("e0");
       List<Long> names = new ArrayList<>();
       int[] p = prompt(1, 64);
-      publishUntil(pub, stored(Arrays.copyOf(p, 32), 0, OptionalLong.empty(), names), () -> matched(router, e0, p) == 32);
+      publishUntil(pub, stored(Arrays.copyOf(p, 32), 0, null, names), () -> matched(router, e0, p) == 32);
       assertThat(((KvEventIndex) router.core().index()).mode(e0)).isEqualTo(KvEventIndex.Mode.PRECISE);
 
-      pub.skip(stored(p, 2, OptionalLong.of(names.get(1)), names)); // lost on the live stream
-      pub.publish(batch(KvEvent.BlockRemoved.gpu(names.get(0) + 1))); // an unknown block: no effect
+      pub.skip(stored(p, 2, names.get(1), names)); // lost on the live stream
+      pub.publish(batch(new KvCacheEvent.BlockRemoved(new long[] {names.get(0) + 1}))); // an unknown block: no effect
       await().atMost(Duration.ofSeconds(10)).until(() -> matched(router, e0, p) == 64);
       assertThat(pub.replayRequests).isNotEmpty();
       String metrics = router.scrapeMetrics();
@@ -104,16 +108,16 @@ final class KvEventsIT {
       assertThat(metrics).contains("kvroute_index_precise{backend=\"e0\"} 1.0");
       assertThat(metrics).contains("kvroute_kv_events_total{backend=\"e0\",result=\"applied\"}");
 
-      pub.publish(batch(KvEvent.BlockRemoved.gpu(names.get(3))));
+      pub.publish(batch(new KvCacheEvent.BlockRemoved(new long[] {names.get(3)})));
       await().atMost(Duration.ofSeconds(10)).until(() -> matched(router, e0, p) == 48);
-      pub.publish(batch(new KvEvent.AllBlocksCleared()));
+      pub.publish(batch(new KvCacheEvent.AllBlocksCleared()));
       await().atMost(Duration.ofSeconds(10)).until(() -> matched(router, e0, p) == 0);
     }
   }
 
   @Test
   void aLostBatchWithoutReplayClearsAndAPublisherRestartClears() throws Exception {
-    ZmqKvPublisher pub = new ZmqKvPublisher("", KvEventEncoder.Layout.ARRAY_LIKE);
+    ZmqKvPublisher pub = new ZmqKvPublisher("", KvEventLayout.LEGACY, BlockHashFormat.BYTES);
     BackendConfig cfg = backend(0, pub, false);
     try (KvrouteServer router = router("hybrid", List.of(cfg, backend(1, null, false)))) {
       BackendId e0 = BackendId.of("e0");
@@ -122,9 +126,9 @@ final class KvEventsIT {
       List<Long> names = new ArrayList<>();
       int[] p = prompt(1, 64);
       int[] q = prompt(2, 32);
-      publishUntil(pub, stored(p, 0, OptionalLong.empty(), names), () -> matched(router, e0, p) == 64);
-      pub.skip(batch(KvEvent.BlockRemoved.gpu(names.get(3))));
-      pub.publish(stored(q, 0, OptionalLong.empty(), names));
+      publishUntil(pub, stored(p, 0, null, names), () -> matched(router, e0, p) == 64);
+      pub.skip(batch(new KvCacheEvent.BlockRemoved(new long[] {names.get(3)})));
+      pub.publish(stored(q, 0, null, names));
       await().atMost(Duration.ofSeconds(10)).until(() -> matched(router, e0, q) == 32);
       assertThat(matched(router, e0, p)).as("cleared: no credit for what the lost batch may have removed").isZero();
       assertThat(router.scrapeMetrics()).contains("kvroute_kv_events_missed_total{backend=\"e0\"} 1.0");
@@ -134,7 +138,7 @@ final class KvEventsIT {
       try (RestartedPublisher again = new RestartedPublisher(port)) {
         int[] r = prompt(3, 32);
         await().atMost(Duration.ofSeconds(20)).pollInterval(Duration.ofMillis(50)).until(() -> {
-          again.publish(stored(r, 0, OptionalLong.empty(), names));
+          again.publish(stored(r, 0, null, names));
           return matched(router, e0, r) == 32;
         });
         assertThat(matched(router, e0, q)).as("the restart cleared the old view").isZero();
@@ -155,10 +159,12 @@ final class KvEventsIT {
           .until(() -> pub.bind("tcp://127.0.0.1:" + port));
     }
 
-    void publish(KvEventBatch batch) {
+    final KvEventEncoder encoder = new KvEventEncoder(KvEventLayout.LEGACY, BlockHashFormat.INT);
+
+    void publish(List<KvCacheEvent> batch) {
       pub.sendMore(new byte[0]);
       pub.sendMore(java.nio.ByteBuffer.allocate(8).putLong(next++).array());
-      pub.send(KvEventEncoder.encode(batch, KvEventEncoder.Layout.ARRAY_LIKE));
+      pub.send(encoder.encode(System.currentTimeMillis() / 1e3, batch, 0));
     }
 
     @Override
@@ -173,7 +179,7 @@ final class KvEventsIT {
     try {
       List<BackendConfig> backends = new ArrayList<>();
       for (int i = 0; i < 4; i++) {
-        ZmqKvPublisher pub = new ZmqKvPublisher("", KvEventEncoder.Layout.TAGGED_MAP);
+        ZmqKvPublisher pub = new ZmqKvPublisher("", KvEventLayout.CURRENT, BlockHashFormat.INT);
         pubs.add(pub);
         backends.add(backend(i, pub, true));
       }
@@ -188,9 +194,9 @@ final class KvEventsIT {
           probes.add(s2);
           BackendId id = BackendId.of("e" + i);
           ZmqKvPublisher pub = pubs.get(i);
-          publishUntil(pub, stored(s1, 0, OptionalLong.empty(), names),
+          publishUntil(pub, stored(s1, 0, null, names),
               () -> matched(a, id, s1) == s1.length && matched(b, id, s1) == s1.length);
-          publishUntil(pub, stored(s2, 0, OptionalLong.empty(), names),
+          publishUntil(pub, stored(s2, 0, null, names),
               () -> matched(a, id, s2) == 32 && matched(b, id, s2) == 32);
         }
         List<BackendId> all = a.backends();

@@ -1,7 +1,9 @@
 package dev.kvroute.proxy;
 
-import dev.kvroute.core.kvevents.KvEventBatch;
-import dev.kvroute.core.kvevents.KvEventEncoder;
+import dev.kvroute.engine.kvevents.BlockHashFormat;
+import dev.kvroute.engine.kvevents.KvEventEncoder;
+import dev.kvroute.engine.kvevents.KvEventLayout;
+import dev.kvroute.engine.model.KvCacheEvent;
 import java.net.URI;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
@@ -13,7 +15,8 @@ import org.zeromq.ZContext;
 import org.zeromq.ZMQ;
 
 /**
- * A test stand-in for vLLM's {@code ZmqEventPublisher} on loopback: a PUB socket sending
+ * A test stand-in for vLLM's {@code ZmqEventPublisher} on loopback, encoding with the mock engine's
+ * encoder (byte-identical to msgspec's): a PUB socket sending
  * {@code [topic, seq (8 B BE), payload]} and a ROUTER socket answering replay requests from its buffer
  * with {@code [id, "", seq, payload]} then {@code [id, "", -1, ""]}. {@link #skip} loses a batch on the
  * live stream (it stays in the replay buffer), as a slow subscriber over its high-water mark does.
@@ -27,7 +30,7 @@ final class ZmqKvPublisher implements AutoCloseable {
   private final int pubPort;
   private final int replayPort;
   private final byte[] topic;
-  private final KvEventEncoder.Layout layout;
+  private final KvEventEncoder encoder;
   private final ArrayDeque<Object[]> buffer = new ArrayDeque<>();
   private final Thread replayThread;
   private volatile boolean running = true;
@@ -35,9 +38,9 @@ final class ZmqKvPublisher implements AutoCloseable {
   private long next;
   final List<Long> replayRequests = java.util.Collections.synchronizedList(new ArrayList<>());
 
-  ZmqKvPublisher(String topic, KvEventEncoder.Layout layout) {
+  ZmqKvPublisher(String topic, KvEventLayout layout, BlockHashFormat hashes) {
     this.topic = topic.getBytes(StandardCharsets.UTF_8);
-    this.layout = layout;
+    this.encoder = new KvEventEncoder(layout, hashes);
     pub = context.createSocket(SocketType.PUB);
     pub.setLinger(0);
     pubPort = pub.bindToRandomPort("tcp://127.0.0.1");
@@ -62,8 +65,8 @@ final class ZmqKvPublisher implements AutoCloseable {
     replayAnswers = answers;
   }
 
-  /** Publishes {@code batch}; returns its sequence number. */
-  synchronized long publish(KvEventBatch batch) {
+  /** Publishes one batch of {@code events}; returns its sequence number. */
+  synchronized long publish(List<KvCacheEvent> batch) {
     long seq = buffered(batch);
     pub.sendMore(topic);
     pub.sendMore(ByteBuffer.allocate(8).putLong(seq).array());
@@ -72,13 +75,13 @@ final class ZmqKvPublisher implements AutoCloseable {
   }
 
   /** Numbers and buffers {@code batch} without sending it: the live stream loses it. */
-  synchronized long skip(KvEventBatch batch) {
+  synchronized long skip(List<KvCacheEvent> batch) {
     return buffered(batch);
   }
 
-  private long buffered(KvEventBatch batch) {
+  private long buffered(List<KvCacheEvent> batch) {
     long seq = next++;
-    buffer.addLast(new Object[] {seq, KvEventEncoder.encode(batch, layout)});
+    buffer.addLast(new Object[] {seq, encoder.encode(System.currentTimeMillis() / 1e3, batch, 0)});
     return seq;
   }
 

@@ -1,5 +1,8 @@
 package dev.kvroute.bench.sim;
 
+import dev.kvroute.engine.model.EngineListener;
+import dev.kvroute.engine.model.KvCacheEvent;
+
 import dev.kvroute.bench.report.PolicyFigures;
 import dev.kvroute.bench.workload.ChatRequests;
 import dev.kvroute.bench.workload.Conversation;
@@ -44,6 +47,8 @@ final class Simulation {
   private final SingleTokenVocabulary vocabulary;
   private final VirtualClock clock = new VirtualClock();
   private final List<EngineModel> engines = new ArrayList<>();
+  /** Per engine: the requests' listener, also handing the engine's KV events to the router. */
+  private final List<EngineListener> listeners = new ArrayList<>();
   private final SimRouter router;
   private final SimRequests<Reply> requests;
   private final PriorityQueue<ClientEvent> clients =
@@ -83,13 +88,41 @@ final class Simulation {
     this.jitterNanos = secondsToNanos(jitter.maxSeconds());
     this.jitterRandom = new SplittableRandom(jitter.seed());
     this.vocabulary = vocabulary;
-    EngineConfig config = FleetEngines.config(workload.fleet());
+    // every engine records its KV events (vLLM's enable_kv_cache_events); only precise routers read them
+    EngineConfig config = FleetEngines.config(workload.fleet()).toBuilder().enableKvCacheEvents(true).build();
     for (int i = 0; i < workload.fleet().replicas(); i++) {
       engines.add(EngineModel.create(config));
     }
     blockSize = config.blockSizeTokens();
     this.router = routerFactory.apply(new SimFleet(workload.fleet(), List.copyOf(engines), clock));
     this.requests = new SimRequests<>(router, engines.size(), this::finished);
+    for (int i = 0; i < engines.size(); i++) {
+      listeners.add(new EventForwarding(requests, router, i));
+    }
+  }
+
+  /** An engine's listener: the requests' own, plus its KV events to the router. */
+  private record EventForwarding(EngineListener requests, SimRouter router, int replica) implements EngineListener {
+    @Override
+    public void onFirstToken(long requestId, long nowNanos, int cachedTokens, long prefillNanos, long queueNanos) {
+      requests.onFirstToken(requestId, nowNanos, cachedTokens, prefillNanos, queueNanos);
+    }
+
+    @Override
+    public void onToken(long requestId, long nowNanos, int index, int tokenId) {
+      requests.onToken(requestId, nowNanos, index, tokenId);
+    }
+
+    @Override
+    public void onFinished(long requestId, long nowNanos, String reason) {
+      requests.onFinished(requestId, nowNanos, reason);
+    }
+
+    @Override
+    public void onKvEvents(long nowNanos, List<KvCacheEvent> events) {
+      requests.onKvEvents(nowNanos, events);
+      router.kvEvents(replica, nowNanos, events);
+    }
   }
 
   /** Runs every session to its end and returns the policy's figures. */
@@ -111,7 +144,7 @@ final class Simulation {
         clock.advanceTo(engineTime);
         for (int i = 0; i < engines.size(); i++) {
           if (engines.get(i).nextEventNanos() == engineTime) {
-            engines.get(i).advanceTo(engineTime, requests);
+            engines.get(i).advanceTo(engineTime, listeners.get(i));
           }
         }
       } else {
@@ -168,7 +201,7 @@ final class Simulation {
             vocabulary.tokenIds(indices));
     requests.sent(id, f);
     EngineModel engine = engines.get(replica);
-    engine.advanceTo(now, requests);
+    engine.advanceTo(now, listeners.get(replica));
     engine.submit(EngineRequest.of(id, routed.promptTokens(), f.outputTokens), now);
   }
 

@@ -7,17 +7,17 @@ import org.msgpack.core.MessagePack;
 import org.msgpack.core.MessagePacker;
 
 /**
- * Encodes a {@link KvEventBatch} as msgspec encodes vLLM's structs, in either layout
- * {@link KvEventDecoder} reads: for the simulator (which feeds its engines' events through the same
- * decoding path as a real subscriber) and for tests. Integers take msgpack's smallest encoding, block
+ * Encodes a {@link KvEventBatch} as msgspec encodes vLLM's structs, in either event layout
+ * {@link KvEventDecoder} reads, for router-core's tests (the mock engine has the shipped encoder,
+ * checked byte for byte against msgspec's fixtures; this one only has to produce valid payloads). Integers take msgpack's smallest encoding, block
  * hashes at or above 2^63 a {@code uint 64}, {@code ts} a {@code float 64}, as msgspec writes them.
  *
  * <p>Stateless and thread-safe.
  */
-public final class KvEventEncoder {
+final class KvEventEncoder {
 
   /** Which of vLLM's wire layouts to write. */
-  public enum Layout {
+  enum Layout {
     /**
      * {@code array_like} structs (vLLM up to about v0.2x): the batch and each event are positional
      * arrays, the event's tag first, trailing default fields left off.
@@ -33,7 +33,7 @@ public final class KvEventEncoder {
   private KvEventEncoder() {}
 
   /** The msgpack payload of {@code batch} in {@code layout}. */
-  public static byte[] encode(KvEventBatch batch, Layout layout) {
+  static byte[] encode(KvEventBatch batch, Layout layout) {
     try (MessageBufferPacker out = MessagePack.newDefaultBufferPacker()) {
       boolean rank = batch.dataParallelRank() >= 0;
       out.packArrayHeader(rank ? 3 : 2);
