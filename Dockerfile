@@ -26,6 +26,9 @@ HEALTHCHECK --interval=10s --timeout=5s --start-period=20s --retries=3 \
   CMD ["java", "-Xshare:auto", "-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC", "-Xmx32m", \
        "-cp", "/app/kvroute.jar", "dev.kvroute.cli.HealthCheckCommand", "--quiet"]
 
-# Heap sized from the container's memory limit; add flags with JAVA_TOOL_OPTIONS.
-ENTRYPOINT ["java", "-XX:MaxRAMPercentage=75", "-XX:+ExitOnOutOfMemoryError", "-jar", "/app/kvroute.jar"]
+# Heap: 40% of the container's memory limit. Direct memory (request bodies in Netty's buffers) may
+# grow as large as the heap, so heap + direct stay within 80% of the limit, leaving the rest for the
+# JVM's own memory (docs/operations.md, "Heap and memory"). Size both explicitly with
+# JAVA_TOOL_OPTIONS, e.g. "-Xmx2g -XX:MaxDirectMemorySize=1g" (an explicit -Xmx replaces the percentage).
+ENTRYPOINT ["java", "-XX:MaxRAMPercentage=40", "-XX:+ExitOnOutOfMemoryError", "-jar", "/app/kvroute.jar"]
 CMD ["serve"]

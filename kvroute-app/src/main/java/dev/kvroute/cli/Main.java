@@ -1,10 +1,22 @@
 package dev.kvroute.cli;
 
+import dev.kvroute.cli.logging.LogFormat;
+import dev.kvroute.cli.logging.LogLevel;
+import dev.kvroute.cli.logging.Logging;
 import java.io.PrintWriter;
+import java.util.Locale;
+import java.util.Map;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.ParseResult;
+import picocli.CommandLine.ScopeType;
 
-/** The {@code kvroute} command line: one launcher for every command. */
+/**
+ * The {@code kvroute} command line: one launcher for every command. It installs the process's logging
+ * first ({@link Logging}: one line per event on standard error), at the level of {@code --log-level}
+ * (accepted by every command), else {@code KVROUTE_LOG_LEVEL}, else {@code info}.
+ */
 @Command(
     name = "kvroute",
     mixinStandardHelpOptions = true,
@@ -21,7 +33,18 @@ import picocli.CommandLine.Command;
     })
 public final class Main implements Runnable {
 
+  @Option(names = "--log-level", paramLabel = "LEVEL", scope = ScopeType.INHERIT, converter = LevelConverter.class,
+      description = "Log threshold: error, warn, info, debug or trace (default: $KVROUTE_LOG_LEVEL, else info).")
+  LogLevel logLevel;
+
+  @Option(names = "--log-format", paramLabel = "FORMAT", scope = ScopeType.INHERIT, converter = FormatConverter.class,
+      description = "Log lines as text or json (default: $KVROUTE_LOG_FORMAT, else text).")
+  LogFormat logFormat;
+
   public static void main(String[] args) {
+    // before any Netty class picks its logger; the level is set again once the flags are parsed
+    Logging.routeNetty();
+    Logging.install(LogLevel.INFO, LogFormat.TEXT, System.err, Map.of());
     int code = commandLine().execute(args);
     if (code != 0) {
       System.exit(code);
@@ -35,6 +58,10 @@ public final class Main implements Runnable {
    */
   static CommandLine commandLine() {
     CommandLine cl = new CommandLine(new Main());
+    cl.setExecutionStrategy(parsed -> {
+      configureLogging(parsed, System.getenv());
+      return new CommandLine.RunLast().execute(parsed);
+    });
     cl.setParameterExceptionHandler((e, args) -> {
       CommandLine c = e.getCommandLine();
       PrintWriter err = c.getErr();
@@ -57,6 +84,55 @@ public final class Main implements Runnable {
       return CommandLine.ExitCode.SOFTWARE;
     });
     return cl;
+  }
+
+  /**
+   * Installs logging as the parsed flags (on whichever command they were given) and {@code env} say.
+   *
+   * @throws CommandLine.ParameterException if {@code KVROUTE_LOG_LEVEL} or {@code KVROUTE_LOG_FORMAT}
+   *     names no level or format
+   */
+  static void configureLogging(ParseResult parsed, Map<String, String> env) {
+    LogLevel level = null;
+    LogFormat format = null;
+    for (ParseResult p = parsed; p != null; p = p.subcommand()) {
+      level = p.matchedOptionValue("--log-level", level);
+      format = p.matchedOptionValue("--log-format", format);
+    }
+    try {
+      Logging.install(Logging.level(level, env), Logging.format(format, env), System.err, env);
+    } catch (IllegalArgumentException e) {
+      CommandLine last = parsed.asCommandLineList().get(parsed.asCommandLineList().size() - 1);
+      throw new CommandLine.ParameterException(last, e.getMessage(), e);
+    }
+  }
+
+  /** {@code --log-level}: a level name in any case. */
+  static final class LevelConverter implements CommandLine.ITypeConverter<LogLevel> {
+    @Override
+    public LogLevel convert(String value) {
+      return convertEnum(LogLevel.class, value);
+    }
+  }
+
+  /** {@code --log-format}: {@code text} or {@code json} in any case. */
+  static final class FormatConverter implements CommandLine.ITypeConverter<LogFormat> {
+    @Override
+    public LogFormat convert(String value) {
+      return convertEnum(LogFormat.class, value);
+    }
+  }
+
+  private static <E extends Enum<E>> E convertEnum(Class<E> type, String value) {
+    try {
+      return Enum.valueOf(type, value.trim().toUpperCase(Locale.ROOT));
+    } catch (IllegalArgumentException e) {
+      StringBuilder expected = new StringBuilder();
+      for (E c : type.getEnumConstants()) {
+        expected.append(expected.length() == 0 ? "" : ", ").append(c.name().toLowerCase(Locale.ROOT));
+      }
+      throw new CommandLine.TypeConversionException("'" + value + "' (expected: one of " + expected + ")");
+    }
   }
 
   @Override

@@ -1,5 +1,7 @@
 package dev.kvroute.cli;
 
+import dev.kvroute.bench.workload.FleetSpec;
+import dev.kvroute.bench.workload.SeedWorkload;
 import dev.kvroute.engine.model.CostModel;
 import dev.kvroute.engine.model.EngineConfig;
 import dev.kvroute.engine.model.EngineConfig.SchedulerKind;
@@ -67,6 +69,13 @@ public final class MockEngineCommand implements Callable<Integer> {
       System.exit(code);
     }
   }
+
+  @Option(names = "--profile", paramLabel = "NAME",
+      description = "Engine settings of a bundled workload, under any flag given explicitly: seed = the explainer's"
+          + " engine as kvroute demo and the simulator run it (fcfs-prefill, 15,000 prefill tokens/s + 0.02 s,"
+          + " 30 decode tokens/s, block 16, the seed workload's KV capacity as max-model-len too, cached tokens"
+          + " in usage).")
+  String profile;
 
   @Option(names = "--host", defaultValue = "0.0.0.0", description = "Address to bind (default: ${DEFAULT-VALUE}).")
   String host;
@@ -169,6 +178,7 @@ public final class MockEngineCommand implements Callable<Integer> {
    */
   public MockEngineOptions options() {
     try {
+      applyProfile();
       CostModel cost = switch (costModel.toLowerCase(Locale.ROOT)) {
         case "linear" -> CostModel.linear(prefillTokensPerSecond, prefillOverheadSeconds,
             itlSeconds != null ? 1.0 / itlSeconds : decodeTokensPerSecond);
@@ -211,6 +221,49 @@ public final class MockEngineCommand implements Callable<Integer> {
     } catch (IllegalArgumentException e) {
       throw new ParameterException(spec.commandLine(), withFlagName(e.getMessage()), e);
     }
+  }
+
+  /**
+   * Applies {@link #profile} to every engine setting not given on the command line: the seed workload's
+   * engine ({@code SeedWorkloadConfig.defaults()}, its fleet's KV capacity, as {@code kvroute demo} and
+   * the simulator configure it).
+   */
+  private void applyProfile() {
+    if (profile == null) {
+      return;
+    }
+    if (!profile.equals("seed")) {
+      throw new IllegalArgumentException("--profile: " + profile + " (expected: seed)");
+    }
+    FleetSpec fleet = SeedWorkload.defaultFleet();
+    if (!given("--scheduler")) {
+      scheduler = EngineConfig.SchedulerKind.FCFS_PREFILL.cliName();
+    }
+    if (!given("--block-size")) {
+      blockSize = fleet.blockSizeTokens();
+    }
+    if (!given("--prefill-tokens-per-second")) {
+      prefillTokensPerSecond = fleet.prefillTokensPerSecond();
+    }
+    if (!given("--prefill-overhead-seconds")) {
+      prefillOverheadSeconds = fleet.prefillOverheadSeconds();
+    }
+    if (!given("--decode-tokens-per-second") && !given("--itl-seconds")) {
+      decodeTokensPerSecond = fleet.decodeTokensPerSecond();
+    }
+    if (!given("--kv-capacity-tokens") && !given("--num-gpu-blocks")) {
+      kvCapacityTokens = fleet.kvCapacityTokens();
+    }
+    if (!given("--max-model-len")) {
+      maxModelLen = Math.toIntExact(Math.min(Integer.MAX_VALUE,
+          kvCapacityTokens != null ? kvCapacityTokens : (long) numGpuBlocks * blockSize));
+    }
+    promptTokensDetails = true;
+  }
+
+  private boolean given(String flag) {
+    return spec != null && spec.commandLine().getParseResult() != null
+        && spec.commandLine().getParseResult().hasMatchedOption(flag);
   }
 
   /** {@code "kvCapacityTokens: 0 (...)"} → {@code "--kv-capacity-tokens: 0 (...)"}. */

@@ -1,5 +1,6 @@
 package dev.kvroute.cli;
 
+import dev.kvroute.cli.logging.Logging;
 import dev.kvroute.core.RouterCore;
 import dev.kvroute.proxy.KvrouteServer;
 import dev.kvroute.proxy.config.ConfigException;
@@ -17,6 +18,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CountDownLatch;
+import java.util.logging.Level;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
@@ -41,6 +43,7 @@ import picocli.CommandLine.Spec;
     },
     sortOptions = false)
 public final class ServeCommand implements Callable<Integer> {
+  private static final System.Logger LOG = System.getLogger(ServeCommand.class.getName());
 
   /** The YAML key an option overrides. */
   @Retention(RetentionPolicy.RUNTIME)
@@ -157,6 +160,29 @@ public final class ServeCommand implements Callable<Integer> {
   @Option(names = "--admin-token", paramLabel = "TOKEN", defaultValue = "${env:KVROUTE_ADMIN_TOKEN}",
       description = "Bearer token required by the admin API (default: $KVROUTE_ADMIN_TOKEN, else none).")
   String adminToken;
+
+  @YamlKey("admin.insecureNoToken")
+  @Option(names = "--admin-insecure-no-token",
+      description = "Allow a non-loopback --admin-bind without a token (anyone reaching the port can add backends); logged as a warning.")
+  Boolean adminInsecureNoToken;
+
+  @YamlKey("admin.maxBodyBytes")
+  @Option(names = "--admin-max-body-bytes", paramLabel = "N", description = "Largest admin request body; 413 beyond (default 1048576).")
+  Long adminMaxBodyBytes;
+
+  @YamlKey("admin.readTimeout")
+  @Option(names = "--admin-read-timeout", paramLabel = "DUR", description = "Admin request head to end of body; 408 beyond (default 10s).")
+  String adminReadTimeout;
+
+  @YamlKey("admin.idleTimeout")
+  @Option(names = "--admin-idle-timeout", paramLabel = "DUR",
+      description = "Longest wait for an admin connection's next request head; closed beyond (default 30s).")
+  String adminIdleTimeout;
+
+  @YamlKey("api.allowedPaths")
+  @Option(names = "--api-path", paramLabel = "PATTERN", split = ",",
+      description = "Engine paths clients may reach, replacing the list; 'default' stands for the data-plane set, * is one segment, a final ** any (see docs/operations.md#security).")
+  List<String> apiPaths;
 
   @YamlKey("timeouts.connect")
   @Option(names = "--connect-timeout", paramLabel = "DUR", description = "Upstream connect timeout (default 3s).")
@@ -367,33 +393,38 @@ public final class ServeCommand implements Callable<Integer> {
     ProxyConfig running = server.config();
     CountDownLatch stopped = new CountDownLatch(1);
     Thread hook = new Thread(() -> {
-      // written to the command's stream, not the logger: JUL's own shutdown hook may close its
-      // handlers while this one runs
+      // written to the command's stream in the log's format, not through the logger: the JDK's own
+      // shutdown hook may close the logging handlers while this one runs
       long t0 = System.nanoTime();
-      err.println("kvroute: shutting down; draining requests in progress (up to "
+      shutdownLine(err, "shutting down; draining requests in progress (up to "
           + running.timeouts().drain().toMillis() + " ms)");
-      err.flush();
       try {
         boolean drained = server.drain(running.timeouts().drain());
-        err.println(drained
-            ? "kvroute: drained in " + (System.nanoTime() - t0) / 1_000_000 + " ms"
-            : "kvroute: drain limit reached; aborting the requests still in progress");
+        shutdownLine(err, drained
+            ? "drained in " + (System.nanoTime() - t0) / 1_000_000 + " ms"
+            : "drain limit reached; aborting the requests still in progress");
       } catch (InterruptedException e) {
         Thread.currentThread().interrupt();
       } finally {
         serving.close();
-        err.println("kvroute: stopped");
-        err.flush();
+        shutdownLine(err, "stopped");
         stopped.countDown();
       }
     }, "kvroute-shutdown");
     Runtime.getRuntime().addShutdownHook(hook);
-    out.println("kvroute: proxy on " + server.uri() + " (OpenAI base URL " + server.uri() + "/v1), policy "
-        + running.policy().name() + ", backends " + server.backends()
+    // the start line, once
+    LOG.log(System.Logger.Level.INFO, "kvroute listening on " + running.bind() + ":" + server.port() + " ("
+        + server.transportName() + "): OpenAI base URL " + server.uri() + "/v1, policy " + running.policy().name()
+        + ", backends " + server.backends()
+        + (serving.mocks() == null ? "" : " (bundled mock engines)")
         + (server.adminUri() == null ? "" : ", admin API on " + server.adminUri()));
-    out.flush();
     stopped.await();
     return 0;
+  }
+
+  private static void shutdownLine(PrintWriter err, String message) {
+    err.print(Logging.line(Level.INFO, ServeCommand.class.getName(), message));
+    err.flush();
   }
 
   /**

@@ -25,4 +25,40 @@ final class MainTest {
           .contains("kvroute " + command + ": --trace: " + missing + ": no such file");
     }
   }
+
+  @Test
+  void aBadLogLevelIsAUsageErrorNamingTheFlagAndTheChoices() {
+    StringWriter err = new StringWriter();
+    CommandLine cl = Main.commandLine();
+    cl.setErr(new PrintWriter(err));
+    cl.setOut(new PrintWriter(new StringWriter()));
+    int code = cl.execute("serve", "--log-level", "loud", "--print-config");
+    assertThat(code).isEqualTo(CommandLine.ExitCode.USAGE);
+    assertThat(err.toString()).contains("--log-level").contains("'loud' (expected: one of error, warn, info, debug, trace)");
+  }
+
+  @Test
+  void everyCommandTakesTheLogFlags() {
+    CommandLine cl = Main.commandLine();
+    for (CommandLine sub : cl.getSubcommands().values()) {
+      if (sub.getCommandName().equals("help")) {
+        continue;
+      }
+      assertThat(sub.getCommandSpec().findOption("--log-level")).as(sub.getCommandName()).isNotNull();
+      assertThat(sub.getCommandSpec().findOption("--log-format")).as(sub.getCommandName()).isNotNull();
+    }
+  }
+
+  @Test
+  void theLogLevelFlagIsReadOnTheSubcommand() {
+    CommandLine cl = Main.commandLine();
+    CommandLine.ParseResult parsed = cl.parseArgs("serve", "--log-level", "WARN", "--print-config");
+    Main.configureLogging(parsed, java.util.Map.of());
+    try {
+      assertThat(java.util.logging.Logger.getLogger("").getLevel()).isEqualTo(java.util.logging.Level.WARNING);
+    } finally {
+      dev.kvroute.cli.logging.Logging.install(dev.kvroute.cli.logging.LogLevel.INFO,
+          dev.kvroute.cli.logging.LogFormat.TEXT, System.err, java.util.Map.of());
+    }
+  }
 }

@@ -49,4 +49,28 @@ final class MockEngineCommandTest {
     assertThat(run("--kv-capacity-tokens", "0")).isEqualTo(CommandLine.ExitCode.USAGE);
     assertThat(err.toString()).startsWith("--kv-capacity-tokens: 0 (expected: > 0)");
   }
+
+  @Test
+  void profileSeedIsTheDemosEngineUnderExplicitFlags() {
+    MockEngineCommand seed = new MockEngineCommand();
+    new CommandLine(seed).parseArgs("--profile", "seed");
+    var o = seed.options();
+    assertThat(o.engine().scheduler().cliName()).isEqualTo("fcfs-prefill");
+    assertThat(o.engine().numGpuBlocks() * o.engine().blockSizeTokens()).isEqualTo(177_472);
+    assertThat(o.engine().maxModelLen()).isEqualTo(177_472);
+    assertThat(o.enablePromptTokensDetails()).isTrue();
+
+    MockEngineCommand overridden = new MockEngineCommand();
+    new CommandLine(overridden).parseArgs("--profile", "seed", "--kv-capacity-tokens", "32000", "--scheduler", "continuous");
+    var p = overridden.options();
+    assertThat(p.engine().numGpuBlocks() * p.engine().blockSizeTokens()).isEqualTo(32_000);
+    assertThat(p.engine().maxModelLen()).isEqualTo(32_000);
+    assertThat(p.engine().scheduler().cliName()).isEqualTo("continuous");
+  }
+
+  @Test
+  void anUnknownProfileIsAUsageErrorNamingTheFlag() {
+    assertThat(run("--profile", "nope", "--port", "0")).isEqualTo(CommandLine.ExitCode.USAGE);
+    assertThat(err.toString()).startsWith("--profile: nope (expected: seed)");
+  }
 }

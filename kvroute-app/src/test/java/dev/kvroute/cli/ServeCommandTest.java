@@ -150,6 +150,33 @@ final class ServeCommandTest {
   }
 
   @Test
+  void adminOnAllInterfacesWithoutATokenStartedAndNowRefusesToStart() {
+    StringWriter err = new StringWriter();
+    CommandLine cl = new CommandLine(new ServeCommand());
+    cl.setErr(new PrintWriter(err));
+    cl.setOut(new PrintWriter(new StringWriter()));
+    assertThat(cl.execute("--mock-backends", "1", "--admin-bind", "0.0.0.0", "--admin-token", ""))
+        .isEqualTo(CommandLine.ExitCode.USAGE);
+    assertThat(err.toString()).contains("admin.token: none with the admin API on 0.0.0.0")
+        .contains("--admin-insecure-no-token");
+  }
+
+  @Test
+  void insecureFlagAndNewAdminAndApiSettingsAreReadFromFlags() {
+    ServeCommand cmd = new ServeCommand();
+    new CommandLine(cmd).parseArgs("--backend", "http://10.0.0.5:8000", "--admin-bind", "0.0.0.0", "--admin-token", "",
+        "--admin-insecure-no-token", "--admin-max-body-bytes", "4096", "--admin-read-timeout", "2s",
+        "--admin-idle-timeout", "5s", "--api-path", "default,/invocations");
+    ProxyConfig c = cmd.resolve();
+    assertThat(c.admin().openWithoutToken()).isTrue();
+    assertThat(c.admin().maxBodyBytes()).isEqualTo(4096);
+    assertThat(c.admin().readTimeout()).isEqualTo(Duration.ofSeconds(2));
+    assertThat(c.admin().idleTimeout()).isEqualTo(Duration.ofSeconds(5));
+    assertThat(c.api().allowedPaths()).containsExactly("default", "/invocations");
+    assertThat(c.api().effectivePaths()).contains("/v1/chat/completions", "/invocations");
+  }
+
+  @Test
   void mockBackendsStartsTheBundledFleetAndTheProxyRoutesToIt() throws Exception {
     ServeCommand cmd = new ServeCommand();
     new CommandLine(cmd).parseArgs("--mock-backends", "2", "--port", "0", "--bind", "127.0.0.1", "--admin-port", "-1");

@@ -17,12 +17,12 @@ import io.netty.buffer.ByteBufUtil;
 import io.netty.buffer.Unpooled;
 import io.netty.channel.ChannelFutureListener;
 import io.netty.channel.ChannelHandlerContext;
-import io.netty.channel.SimpleChannelInboundHandler;
+import io.netty.channel.ChannelInboundHandlerAdapter;
+import io.netty.util.ReferenceCountUtil;
 import io.netty.handler.codec.http.DefaultFullHttpResponse;
 import io.netty.handler.codec.http.FullHttpRequest;
 import io.netty.handler.codec.http.FullHttpResponse;
 import io.netty.handler.codec.http.HttpHeaderNames;
-import io.netty.handler.codec.http.HttpHeaderValues;
 import io.netty.handler.codec.http.HttpMethod;
 import io.netty.handler.codec.http.HttpResponseStatus;
 import io.netty.handler.codec.http.HttpUtil;
@@ -32,7 +32,6 @@ import java.io.IOException;
 import java.lang.System.Logger.Level;
 import java.net.URLDecoder;
 import java.nio.charset.StandardCharsets;
-import java.security.MessageDigest;
 import java.util.ArrayList;
 import java.util.List;
 
@@ -54,14 +53,16 @@ import java.util.List;
  *   <li>{@code GET /admin/config}: the effective configuration as YAML (token redacted).
  * </ul>
  *
- * When {@code admin.token} is set every request needs {@code Authorization: Bearer <token>} (the
- * scheme in any case, RFC 7235; 401 otherwise). Errors are OpenAI-style JSON.
+ * When {@code admin.token} is set every request needs {@code Authorization: Bearer <token>}; the
+ * token, the body limit and the protocol checks are applied on the request head, before any body is
+ * read ({@link AdminInitializer}); those refusals arrive here as {@link RejectedRequest}s and are
+ * answered with the connection closed. Errors are OpenAI-style JSON.
  *
- * <p>Pipeline: {@code HttpServerCodec} → {@code HttpObjectAggregator} → this (auto-read on).
+ * <p>Pipeline: see {@link AdminInitializer} (auto-read on).
  *
  * <p>Not thread-safe: one per admin connection.
  */
-final class AdminHandler extends SimpleChannelInboundHandler<FullHttpRequest> {
+final class AdminHandler extends ChannelInboundHandlerAdapter {
   private static final System.Logger LOG = System.getLogger(AdminHandler.class.getName());
   private static final ObjectMapper JSON = new ObjectMapper();
 
@@ -72,7 +73,24 @@ final class AdminHandler extends SimpleChannelInboundHandler<FullHttpRequest> {
   }
 
   @Override
-  protected void channelRead0(ChannelHandlerContext ctx, FullHttpRequest req) {
+  public void channelRead(ChannelHandlerContext ctx, Object msg) {
+    if (msg instanceof RejectedRequest) {
+      ((RejectedRequest) msg).answer(ctx.channel());
+      return;
+    }
+    if (!(msg instanceof FullHttpRequest)) {
+      ReferenceCountUtil.release(msg);
+      return;
+    }
+    FullHttpRequest req = (FullHttpRequest) msg;
+    try {
+      serve(ctx, req);
+    } finally {
+      req.release();
+    }
+  }
+
+  private void serve(ChannelHandlerContext ctx, FullHttpRequest req) {
     FullHttpResponse resp;
     try {
       resp = handle(ctx, req);
@@ -81,9 +99,7 @@ final class AdminHandler extends SimpleChannelInboundHandler<FullHttpRequest> {
       resp = error(ctx, HttpResponseStatus.INTERNAL_SERVER_ERROR, "internal error: " + e);
     }
     boolean keepAlive = HttpUtil.isKeepAlive(req);
-    if (!keepAlive) {
-      resp.headers().set(HttpHeaderNames.CONNECTION, HttpHeaderValues.CLOSE);
-    }
+    Headers.connection(resp.headers(), req.protocolVersion(), keepAlive);
     var f = ctx.writeAndFlush(resp);
     if (!keepAlive) {
       f.addListener(ChannelFutureListener.CLOSE);
@@ -91,11 +107,6 @@ final class AdminHandler extends SimpleChannelInboundHandler<FullHttpRequest> {
   }
 
   private FullHttpResponse handle(ChannelHandlerContext ctx, FullHttpRequest req) {
-    if (!authorized(req)) {
-      FullHttpResponse r = error(ctx, HttpResponseStatus.UNAUTHORIZED, "missing or wrong bearer token");
-      r.headers().set(HttpHeaderNames.WWW_AUTHENTICATE, "Bearer");
-      return r;
-    }
     QueryStringDecoder q = new QueryStringDecoder(req.uri());
     String path = q.path();
     HttpMethod m = req.method();
@@ -131,20 +142,6 @@ final class AdminHandler extends SimpleChannelInboundHandler<FullHttpRequest> {
       return text(HttpResponseStatus.OK, "application/yaml", yaml);
     }
     return error(ctx, HttpResponseStatus.NOT_FOUND, "no admin route for " + m + " " + path);
-  }
-
-  private boolean authorized(FullHttpRequest req) {
-    String token = px.config().admin().token();
-    if (token == null) {
-      return true;
-    }
-    String auth = req.headers().get(HttpHeaderNames.AUTHORIZATION);
-    // the scheme name is case-insensitive (RFC 7235 section 2.1); the token is compared exactly
-    if (auth == null || auth.length() < 7 || !auth.regionMatches(true, 0, "Bearer ", 0, 7)) {
-      return false;
-    }
-    return MessageDigest.isEqual(
-        auth.substring(7).trim().getBytes(StandardCharsets.UTF_8), token.getBytes(StandardCharsets.UTF_8));
   }
 
   private ObjectNode listBackends() {

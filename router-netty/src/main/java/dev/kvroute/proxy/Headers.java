@@ -1,7 +1,9 @@
 package dev.kvroute.proxy;
 
 import io.netty.handler.codec.http.HttpHeaderNames;
+import io.netty.handler.codec.http.HttpHeaderValues;
 import io.netty.handler.codec.http.HttpHeaders;
+import io.netty.handler.codec.http.HttpVersion;
 import io.netty.util.AsciiString;
 import java.util.ArrayList;
 import java.util.List;
@@ -72,6 +74,19 @@ final class Headers {
       if (!drop) {
         to.add(name, h.getValue());
       }
+    }
+  }
+
+  /**
+   * Sets {@code Connection} on a response the router writes to a client: {@code close} unless
+   * {@code keepAlive}; {@code keep-alive} when the connection stays open for an HTTP/1.0 client
+   * (which asked for it: HTTP/1.0 closes by default, RFC 9112 §9.3 and Appendix C.2.2).
+   */
+  static void connection(HttpHeaders response, HttpVersion requestVersion, boolean keepAlive) {
+    if (!keepAlive) {
+      response.set(HttpHeaderNames.CONNECTION, HttpHeaderValues.CLOSE);
+    } else if (requestVersion.equals(HttpVersion.HTTP_1_0)) {
+      response.set(HttpHeaderNames.CONNECTION, HttpHeaderValues.KEEP_ALIVE);
     }
   }
 

@@ -50,6 +50,8 @@ final class HttpErrors {
         return "ExpectationFailedError";
       case 431:
         return "RequestHeaderFieldsTooLargeError";
+      case 501:
+        return "NotImplementedError";
       case 502:
         return "BadGatewayError";
       case 503:

@@ -17,13 +17,9 @@ import dev.kvroute.proxy.config.ConfigException;
 import dev.kvroute.proxy.config.ProxyConfig;
 import io.netty.bootstrap.ServerBootstrap;
 import io.netty.channel.Channel;
-import io.netty.channel.ChannelInitializer;
 import io.netty.channel.ChannelOption;
 import io.netty.channel.EventLoopGroup;
 import io.netty.channel.WriteBufferWaterMark;
-import io.netty.channel.socket.SocketChannel;
-import io.netty.handler.codec.http.HttpObjectAggregator;
-import io.netty.handler.codec.http.HttpServerCodec;
 import io.netty.util.concurrent.DefaultThreadFactory;
 import java.lang.System.Logger.Level;
 import java.net.InetSocketAddress;
@@ -107,7 +103,8 @@ public final class KvrouteServer implements AutoCloseable {
     RequestParser parser = RequestParser.create(config.routing().sessionHeader(), config.routing().sessionField());
     this.bodyWorkers = bodyWorkers();
     this.context = new ProxyContext(
-        config, core, parser, backends, pool, control, metrics, ticker, bodyWorkers, new ClientConnections());
+        config, core, parser, backends, pool, control, metrics, ticker, bodyWorkers, new ClientConnections(),
+        new ApiPaths(config.api()));
     metrics.addGlobalGauges(core, pool);
   }
 
@@ -205,19 +202,17 @@ public final class KvrouteServer implements AutoCloseable {
           .group(boss, workers)
           .channel(transport.serverChannel())
           .option(ChannelOption.SO_REUSEADDR, true)
-          .childHandler(new ChannelInitializer<SocketChannel>() {
-            @Override
-            protected void initChannel(SocketChannel ch) {
-              ch.pipeline()
-                  .addLast("codec", new HttpServerCodec())
-                  .addLast("aggregator", new HttpObjectAggregator((int) config.limits().maxBodyBytes()))
-                  .addLast("admin", new AdminHandler(context));
-            }
-          });
+          .childHandler(new AdminInitializer(context));
       adminChannel = bindOrFail(admin, config.admin().bind(), config.admin().port(), "admin");
     }
+    if (config.admin().openWithoutToken()) {
+      LOG.log(Level.WARNING, "admin API on {0}:{1} without a token (admin.insecureNoToken): anyone who reaches "
+          + "this port can add or remove backends, and so receive every prompt", config.admin().bind(),
+          String.valueOf(adminPort()));
+    }
     health.start();
-    LOG.log(Level.INFO, "kvroute listening on {0}:{1} ({2}, policy {3}, {4} backends{5})", config.bind(),
+    // DEBUG: the program embedding the server prints the start line (kvroute serve: ServeCommand)
+    LOG.log(Level.DEBUG, "kvroute listening on {0}:{1} ({2}, policy {3}, {4} backends{5})", config.bind(),
         String.valueOf(port()), transport.name(), config.policy().name(), context.backends().all().size(),
         adminChannel == null ? "" : ", admin on " + config.admin().bind() + ":" + adminPort());
   }
@@ -233,6 +228,11 @@ public final class KvrouteServer implements AutoCloseable {
   /** The proxy's bound port. */
   public int port() {
     return ((InetSocketAddress) serverChannel.localAddress()).getPort();
+  }
+
+  /** The socket transport in use: {@code epoll} or {@code nio}. */
+  public String transportName() {
+    return transport.name();
   }
 
   /** The admin API's bound port, or {@code -1} when it is disabled. */

@@ -10,7 +10,8 @@ import java.util.concurrent.Executor;
  * The services shared by every connection of one proxy: configuration, routing core, request
  * parser, backends, upstream pools, the control client, metrics, and the bounded pool that parses
  * and tokenizes large request bodies off the event loops ({@code bodyWorkers}; it rejects work when
- * its queue is full), and the client connections ({@code clients}, for a graceful drain).
+ * its queue is full), the client connections ({@code clients}, for a graceful drain), and the
+ * engine paths clients may reach ({@code apiPaths}, the allow-list).
  *
  * <p>Immutable holder of thread-safe services.
  */
@@ -24,4 +25,5 @@ record ProxyContext(
     ProxyMetrics metrics,
     Ticker ticker,
     Executor bodyWorkers,
-    ClientConnections clients) {}
+    ClientConnections clients,
+    ApiPaths apiPaths) {}

@@ -630,6 +630,7 @@ final class ProxyExchange implements UpstreamHandler.Listener {
     responseStarted = true;
     boolean keepAlive = clientKeepAlive && !px.clients().draining();
     FullHttpResponse r = HttpErrors.response(client.alloc(), s, message, null, keepAlive);
+    Headers.connection(r.headers(), request.protocolVersion(), keepAlive);
     r.headers().set(Headers.X_REQUEST_ID, requestId);
     status = s.code();
     client.writeAndFlush(r).addListener((ChannelFutureListener) f -> finish(outcome, f.isSuccess() && keepAlive));

@@ -24,7 +24,6 @@ import io.netty.handler.codec.http.HttpMethod;
 import io.netty.handler.codec.http.HttpResponseStatus;
 import io.netty.handler.codec.http.HttpUtil;
 import io.netty.handler.codec.http.HttpVersion;
-import io.netty.handler.codec.http.QueryStringDecoder;
 import io.netty.util.ReferenceCountUtil;
 import java.lang.System.Logger.Level;
 import java.nio.charset.StandardCharsets;
@@ -41,11 +40,14 @@ import java.util.concurrent.TimeUnit;
 /**
  * The last handler of a client connection: serves one request at a time, in order.
  *
- * <p>Routes by path: {@code POST /v1/chat/completions}, {@code /v1/completions} and {@code /generate}
- * are parsed (400 on a malformed body) and routed by the policy; {@code GET /v1/models} is merged
- * from the healthy backends; any other {@code /v1/*} passes through to a healthy backend;
- * {@code GET /health} (liveness), {@code GET /ready} (at least one routable backend) and
- * {@code GET /metrics} (Prometheus text) are answered here; everything else is 404.
+ * <p>Routes by path (normalized by the aggregator, see {@link RequestTarget}): {@code GET /health}
+ * (liveness), {@code GET /ready} (at least one routable backend) and {@code GET /metrics} (Prometheus
+ * text) are answered here; a path outside the API allow-list ({@link ApiPaths}, {@code api.allowedPaths})
+ * is 404 and never reaches an engine; {@code POST /v1/chat/completions}, {@code /v1/completions} and
+ * {@code /generate} are parsed (400 on a malformed body) and routed by the policy; {@code GET
+ * /v1/models} is merged from the healthy backends; any other allowed path passes through to a
+ * healthy backend. The router's own responses to an HTTP/1.0 client that asked for keep-alive say
+ * {@code Connection: keep-alive}, as relayed ones do.
  *
  * <p>Reading: auto-read is off. While a request is being served one read stays pending, so a client
  * that disconnects is noticed at once (and its upstream request aborted); requests pipelined behind
@@ -258,8 +260,19 @@ final class ProxyHandler extends ChannelInboundHandlerAdapter {
 
   private void dispatch(FullHttpRequest req) {
     Timeline timeline = new Timeline(px.ticker().nanos());
-    String path = new QueryStringDecoder(req.uri()).path();
+    // the aggregator left the target in normalized origin-form (RequestTarget): match it as it is
+    String uri = req.uri();
+    int q = uri.indexOf('?');
+    String path = q < 0 ? uri : uri.substring(0, q);
     HttpMethod method = req.method();
+    if (serveLocally(req, path, method)) {
+      return;
+    }
+    if (!px.apiPaths().allows(path)) {
+      rejectLocally(req, HttpResponseStatus.NOT_FOUND, "no route for " + method + " " + path
+          + " (not an API path this router serves; see api.allowedPaths)", "unknown");
+      return;
+    }
     Endpoint endpoint = Endpoint.forPath(path);
     if (endpoint != null) {
       String tag = endpointTag(endpoint);
@@ -290,31 +303,32 @@ final class ProxyHandler extends ChannelInboundHandlerAdapter {
       mergedModels(req);
       return;
     }
-    if (path.startsWith("/v1/")) {
-      startExchange(req, "passthrough", null, null, timeline);
-      return;
-    }
+    startExchange(req, "passthrough", null, null, timeline);
+  }
+
+  /** Answers the router's own paths ({@code /health}, {@code /ready}, {@code /metrics}); false for any other. */
+  private boolean serveLocally(FullHttpRequest req, String path, HttpMethod method) {
     if (path.equals("/health") && (method.equals(HttpMethod.GET) || method.equals(HttpMethod.HEAD))) {
       local(req, text(HttpResponseStatus.OK, "application/json", "{\"status\":\"ok\"}"), null, null);
-      return;
+      return true;
     }
     if (path.equals("/ready") && (method.equals(HttpMethod.GET) || method.equals(HttpMethod.HEAD))) {
       boolean ready = px.backends().anyRoutable();
       local(req, text(ready ? HttpResponseStatus.OK : HttpResponseStatus.SERVICE_UNAVAILABLE, "application/json",
           ready ? "{\"status\":\"ready\"}" : "{\"status\":\"no healthy backend\"}"), null, null);
-      return;
+      return true;
     }
     if (path.equals("/metrics") && method.equals(HttpMethod.GET)) {
       local(req, text(HttpResponseStatus.OK, "text/plain; version=0.0.4; charset=utf-8", px.metrics().scrape()), null, null);
-      return;
+      return true;
     }
     String allowed = LOCAL_METHODS.get(path);
     if (allowed != null) {
       rejectLocally(req, HttpResponseStatus.METHOD_NOT_ALLOWED, method + " " + path + " (expected: " + allowed + ")",
           null, "unknown", HttpHeaderNames.ALLOW, allowed.replace(" or ", ", "));
-      return;
+      return true;
     }
-    rejectLocally(req, HttpResponseStatus.NOT_FOUND, "no route for " + method + " " + path, "unknown");
+    return false;
   }
 
   private RequestView parse(Endpoint endpoint, FullHttpRequest req) throws InvalidRequestException {
@@ -409,9 +423,7 @@ final class ProxyHandler extends ChannelInboundHandlerAdapter {
   /** Writes a locally built response and releases the request. */
   private void local(FullHttpRequest req, FullHttpResponse response, String tag, Outcome outcome) {
     boolean keepAlive = keepAlive(req) && !response.headers().contains(HttpHeaderNames.CONNECTION, HttpHeaderValues.CLOSE, true);
-    if (!keepAlive) {
-      response.headers().set(HttpHeaderNames.CONNECTION, HttpHeaderValues.CLOSE);
-    }
+    Headers.connection(response.headers(), req.protocolVersion(), keepAlive);
     ReferenceCountUtil.safeRelease(req);
     if (outcome != null) {
       px.metrics().request("none", tag, outcome, 0);
@@ -441,10 +453,12 @@ final class ProxyHandler extends ChannelInboundHandlerAdapter {
       forward.set(HttpHeaderNames.AUTHORIZATION, auth);
     }
     String requestId = requestId(req);
+    HttpVersion version = req.protocolVersion();
     ReferenceCountUtil.safeRelease(req);
     long start = px.ticker().nanos();
     if (backends.isEmpty()) {
       FullHttpResponse r = HttpErrors.response(ctx.alloc(), HttpResponseStatus.SERVICE_UNAVAILABLE, "no healthy backend", null, keepAlive);
+      Headers.connection(r.headers(), version, keepAlive);
       r.headers().set(Headers.X_REQUEST_ID, requestId);
       px.metrics().request("none", "models", Outcome.UNAVAILABLE, 0);
       ctx.writeAndFlush(r).addListener((ChannelFutureListener) f -> exchangeDone(f.isSuccess() && keepAlive));
@@ -489,9 +503,7 @@ final class ProxyHandler extends ChannelInboundHandlerAdapter {
             outcome = Outcome.SUCCESS;
           }
           r.headers().set(Headers.X_REQUEST_ID, requestId);
-          if (!keepAlive) {
-            r.headers().set(HttpHeaderNames.CONNECTION, HttpHeaderValues.CLOSE);
-          }
+          Headers.connection(r.headers(), version, keepAlive);
           px.metrics().request("none", "models", outcome, px.ticker().nanos() - start);
           if (closing) {
             r.release();

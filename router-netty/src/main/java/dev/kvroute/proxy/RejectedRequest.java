@@ -5,6 +5,7 @@ import io.netty.channel.Channel;
 import io.netty.channel.ChannelFutureListener;
 import io.netty.channel.socket.DuplexChannel;
 import io.netty.handler.codec.http.FullHttpResponse;
+import io.netty.handler.codec.http.HttpHeaderNames;
 import io.netty.handler.codec.http.HttpResponseStatus;
 import java.util.concurrent.TimeUnit;
 
@@ -14,16 +15,25 @@ import java.util.concurrent.TimeUnit;
  *
  * <p>Immutable and thread-safe.
  *
- * @param status the status to answer (413, 414, 431, 400, 417)
+ * @param status the status to answer (413, 414, 431, 400, 401, 417, 501)
  * @param message what was wrong, for the error body
+ * @param authenticate the {@code WWW-Authenticate} challenge of a 401, else {@code null}
  */
-record RejectedRequest(HttpResponseStatus status, String message) {
+record RejectedRequest(HttpResponseStatus status, String message, String authenticate) {
   /** How long a rejected connection is drained before it is closed. */
   static final long DRAIN_MILLIS = 2_000;
 
+  RejectedRequest(HttpResponseStatus status, String message) {
+    this(status, message, null);
+  }
+
   /** The error response, with {@code Connection: close}. */
   FullHttpResponse response(ByteBufAllocator alloc) {
-    return HttpErrors.response(alloc, status, message, null, false);
+    FullHttpResponse r = HttpErrors.response(alloc, status, message, null, false);
+    if (authenticate != null) {
+      r.headers().set(HttpHeaderNames.WWW_AUTHENTICATE, authenticate);
+    }
+    return r;
   }
 
   /**

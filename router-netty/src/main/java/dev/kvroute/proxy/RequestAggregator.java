@@ -31,6 +31,11 @@ import io.netty.util.ReferenceCountUtil;
  *   <li>{@code Content-Length} or bytes read above {@code maxBodyBytes} → 413;
  *   <li>a header block above the decoder's limit → 431; a request line above it → 414; any other
  *       decoding failure → 400;
+ *   <li>a missing, repeated or invalid {@code Host}, an unsupported {@code Transfer-Encoding}, or an
+ *       ambiguous request-target → 400 or 501 ({@link RequestHeadChecks}); an accepted target is
+ *       replaced by its normalized form ({@link RequestTarget});
+ *   <li>whatever the {@link HeadCheck} given at construction refuses (the admin port's token: 401),
+ *       before any of the body is read;
  *   <li>an {@code Expect} other than {@code 100-continue} → 417.
  * </ul>
  *
@@ -46,13 +51,26 @@ import io.netty.util.ReferenceCountUtil;
  * <p>Not thread-safe: one instance per channel, used on its event loop.
  */
 final class RequestAggregator extends ChannelInboundHandlerAdapter {
+  /** A further check on a request head, run after {@link RequestHeadChecks} and before the body is read. */
+  @FunctionalInterface
+  interface HeadCheck {
+    /** {@code null} to accept {@code head}, else the refusal to answer. */
+    RejectedRequest check(HttpRequest head);
+  }
+
   private final long maxBodyBytes;
+  private final HeadCheck headCheck;
   private HttpRequest head;
   private CompositeByteBuf body;
   private boolean draining;
 
   RequestAggregator(long maxBodyBytes) {
+    this(maxBodyBytes, h -> null);
+  }
+
+  RequestAggregator(long maxBodyBytes, HeadCheck headCheck) {
     this.maxBodyBytes = maxBodyBytes;
+    this.headCheck = headCheck;
   }
 
   @Override
@@ -84,6 +102,16 @@ final class RequestAggregator extends ChannelInboundHandlerAdapter {
       } else {
         reject(ctx, HttpResponseStatus.BAD_REQUEST, "malformed HTTP request: " + cause.getMessage());
       }
+      return;
+    }
+    RejectedRequest refused = RequestHeadChecks.check(req);
+    if (refused == null) {
+      refused = headCheck.check(req);
+    }
+    if (refused != null) {
+      ReferenceCountUtil.release(req);
+      draining = true;
+      ctx.fireChannelRead(refused);
       return;
     }
     String expect = req.headers().get(HttpHeaderNames.EXPECT);

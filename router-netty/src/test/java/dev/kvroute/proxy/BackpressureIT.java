@@ -42,7 +42,7 @@ final class BackpressureIT {
       s.connect(new java.net.InetSocketAddress("127.0.0.1", ROUTER.get().port()));
       s.setSoTimeout(20_000);
       String body = "{\"input\":\"bulk\"}";
-      s.getOutputStream().write(("POST /v1/files HTTP/1.1\r\nHost: r\r\nx-fake: bulk=" + BODY_BYTES + "\r\nContent-Length: "
+      s.getOutputStream().write(("POST /v1/embeddings HTTP/1.1\r\nHost: r\r\nx-fake: bulk=" + BODY_BYTES + "\r\nContent-Length: "
           + body.length() + "\r\n\r\n" + body).getBytes(StandardCharsets.US_ASCII));
       s.getOutputStream().flush();
 

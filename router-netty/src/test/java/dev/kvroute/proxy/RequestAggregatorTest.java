@@ -11,6 +11,7 @@ import io.netty.handler.codec.http.HttpHeaderNames;
 import io.netty.handler.codec.http.HttpResponseStatus;
 import io.netty.handler.codec.http.HttpServerCodec;
 import java.nio.charset.StandardCharsets;
+import java.util.List;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
@@ -118,6 +119,124 @@ final class RequestAggregatorTest {
           "{\"error\":{\"message\":\"too big\",\"type\":\"RequestTooLargeError\",\"param\":null,\"code\":413}}");
     } finally {
       resp.release();
+    }
+  }
+
+  /** The status the head gets from a fresh aggregator (big enough limits), or 0 when accepted. */
+  static int statusOf(String head) {
+    EmbeddedChannel c = new EmbeddedChannel(new HttpServerCodec(), new RequestAggregator(1 << 20));
+    try {
+      c.writeInbound(Unpooled.copiedBuffer(head, StandardCharsets.ISO_8859_1));
+      Object m = c.readInbound();
+      if (m instanceof RejectedRequest) {
+        return ((RejectedRequest) m).status().code();
+      }
+      assertThat(m).as(head).isInstanceOf(FullHttpRequest.class);
+      ((FullHttpRequest) m).release();
+      return 0;
+    } finally {
+      c.finishAndReleaseAll();
+    }
+  }
+
+  static String post(String headers, String body) {
+    return "POST /v1/embeddings HTTP/1.1\r\n" + headers + "Content-Length: " + body.length() + "\r\n\r\n" + body;
+  }
+
+  @Test
+  void duplicatedMissingOrInvalidHostWasForwardedAndIsNow400() {
+    assertThat(statusOf(post("Host: a\r\nHost: b\r\n", "{}"))).as("two Host lines").isEqualTo(400);
+    assertThat(statusOf(post("host: a\r\nHOST: a\r\n", "{}"))).as("the same Host twice").isEqualTo(400);
+    assertThat(statusOf(post("", "{}"))).as("no Host").isEqualTo(400);
+    for (String bad : List.of("a b@c", "user@h", "u:p@h:80", "", " ", "h:99999", "h:8o", ":80", "[::1", "::1", "[::1]x",
+        "[zz]", "h/x", "h?x", "h#x", "a%zz", "h:80:80")) {
+      assertThat(statusOf(post("Host: " + bad + "\r\n", "{}"))).as("Host: " + bad).isEqualTo(400);
+    }
+    for (String good : List.of("a", "router.example:8080", "127.0.0.1", "127.0.0.1:80", "[::1]", "[::1]:8080",
+        "[2001:db8::7]:1", "[v1.fe:x]", "h:", "xn--bcher-kva.example", "a%41b", "H_1-x~")) {
+      assertThat(statusOf(post("Host: " + good + "\r\n", "{}"))).as("Host: " + good).isZero();
+    }
+    assertThat(statusOf("GET /health HTTP/1.0\r\n\r\n")).as("HTTP/1.0 needs no Host").isZero();
+    assertThat(statusOf("GET /health HTTP/1.0\r\nHost: a\r\nHost: b\r\n\r\n")).isEqualTo(400);
+  }
+
+  @Test
+  void transferCodingOtherThanChunkedAloneWasForwardedAndIsNowRefused() {
+    String chunks = "2\r\n{}\r\n0\r\n\r\n";
+    String head = "POST /v1/embeddings HTTP/1.1\r\nHost: x\r\n";
+    assertThat(statusOf(head + "Transfer-Encoding: chunked\r\n\r\n" + chunks)).isZero();
+    assertThat(statusOf(head + "Transfer-Encoding: Chunked\r\n\r\n" + chunks)).as("case").isZero();
+    for (String te : List.of("gzip, chunked", "GZIP,chunked", "identity, chunked", "deflate, chunked", "x;q=1, chunked")) {
+      assertThat(statusOf(head + "Transfer-Encoding: " + te + "\r\n\r\n" + chunks)).as(te).isEqualTo(501);
+    }
+    assertThat(statusOf(head + "Transfer-Encoding: gzip\r\nTransfer-Encoding: chunked\r\n\r\n" + chunks))
+        .as("codings in two header lines").isEqualTo(501);
+    for (String te : List.of("chunked, chunked", "chunked, gzip", "gzip", "identity", "", "chunked,")) {
+      assertThat(statusOf(head + "Transfer-Encoding: " + te + "\r\n\r\n" + chunks)).as(te).isEqualTo(400);
+    }
+    assertThat(statusOf(head + "Transfer-Encoding: chunked\r\nTransfer-Encoding: chunked\r\n\r\n" + chunks))
+        .as("chunked twice over two lines").isEqualTo(400);
+    assertThat(statusOf("POST /v1/embeddings HTTP/1.0\r\nTransfer-Encoding: chunked\r\n\r\n" + chunks))
+        .as("HTTP/1.0").isEqualTo(400);
+  }
+
+  @Test
+  void rejectedTransferCodingsAnswer501AsNotImplementedError() {
+    in("POST /v1/embeddings HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: gzip, chunked\r\n\r\n5\r\nabcde\r\n0\r\n\r\n");
+    RejectedRequest r = ch.readInbound();
+    var resp = r.response(ch.alloc());
+    try {
+      assertThat(resp.status().code()).isEqualTo(501);
+      assertThat(resp.content().toString(StandardCharsets.UTF_8)).contains("\"type\":\"NotImplementedError\"")
+          .contains("gzip, chunked");
+    } finally {
+      resp.release();
+    }
+    assertThat(ch.<Object>readInbound()).as("the body is drained, not passed on").isNull();
+  }
+
+  @Test
+  void dotSegmentTargetIsRefusedBeforeTheBodyAndGoodTargetsAreNormalized() {
+    in("POST /v1/%2e%2e/sleep HTTP/1.1\r\nHost: x\r\nContent-Length: 50\r\n\r\n");
+    RejectedRequest r = ch.readInbound();
+    assertThat(r.status().code()).isEqualTo(400);
+    assertThat(r.message()).contains("dot-segment");
+    EmbeddedChannel c = new EmbeddedChannel(new HttpServerCodec(), new RequestAggregator(100));
+    c.writeInbound(Unpooled.copiedBuffer("POST http://x/v1/ch%61t/completions?a=1 HTTP/1.1\r\nHost: x\r\n"
+        + "Content-Length: 2\r\n\r\n{}", StandardCharsets.ISO_8859_1));
+    FullHttpRequest req = c.readInbound();
+    try {
+      assertThat(req.uri()).isEqualTo("/v1/chat/completions?a=1");
+    } finally {
+      req.release();
+      c.finishAndReleaseAll();
+    }
+  }
+
+  @Test
+  void headCheckRefusesBeforeTheBodyIsRead() {
+    EmbeddedChannel c = new EmbeddedChannel(new HttpServerCodec(), new RequestAggregator(100,
+        h -> AdminInitializer.authenticate(h, AdminInitializer.sha256("s3cret"))));
+    try {
+      c.writeInbound(Unpooled.copiedBuffer("POST /admin/backends HTTP/1.1\r\nHost: x\r\nContent-Length: 62914560\r\n\r\n",
+          StandardCharsets.ISO_8859_1));
+      RejectedRequest r = c.readInbound();
+      assertThat(r.status().code()).as("401 before 413: the token is checked first").isEqualTo(401);
+      assertThat(r.authenticate()).isEqualTo("Bearer");
+      c.writeInbound(Unpooled.copiedBuffer("x".repeat(1000), StandardCharsets.ISO_8859_1));
+      assertThat(c.<Object>readInbound()).isNull();
+    } finally {
+      c.finishAndReleaseAll();
+    }
+    for (String auth : List.of("Bearer s3cret", "bearer s3cret", "BEARER   s3cret ")) {
+      EmbeddedChannel ok = new EmbeddedChannel(new HttpServerCodec(), new RequestAggregator(100,
+          h -> AdminInitializer.authenticate(h, AdminInitializer.sha256("s3cret"))));
+      ok.writeInbound(Unpooled.copiedBuffer("GET /admin/backends HTTP/1.1\r\nHost: x\r\nAuthorization: " + auth
+          + "\r\n\r\n", StandardCharsets.ISO_8859_1));
+      Object m = ok.readInbound();
+      assertThat(m).as(auth).isInstanceOf(FullHttpRequest.class);
+      ((FullHttpRequest) m).release();
+      ok.finishAndReleaseAll();
     }
   }
 }

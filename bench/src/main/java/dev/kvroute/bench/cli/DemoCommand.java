@@ -3,6 +3,7 @@ package dev.kvroute.bench.cli;
 import dev.kvroute.bench.demo.Demo;
 import dev.kvroute.bench.load.LoadProgress;
 import dev.kvroute.bench.load.MeasuredRun;
+import dev.kvroute.bench.load.RunTrust;
 import dev.kvroute.bench.report.Agreement;
 import dev.kvroute.bench.report.ReportDocument;
 import dev.kvroute.bench.report.ReportWriter;
@@ -37,14 +38,11 @@ import picocli.CommandLine.Option;
     },
     sortOptions = false)
 public final class DemoCommand implements Callable<Integer> {
-  /** The default time scale: the whole demo runs in a few minutes on two cores. */
-  static final double DEFAULT_TIME_SCALE = 5;
-
   @Option(names = "--policies", split = ",", paramLabel = "P[,P...]", description = "Policies to run (default: round-robin, sticky, cache-aware, cost).")
   List<String> policies = Demo.POLICIES;
 
-  @Option(names = "--time-scale", paramLabel = "K", description = "Model seconds per wall second of the bundled engines (default: ${DEFAULT-VALUE}).")
-  double timeScale = DEFAULT_TIME_SCALE;
+  @Option(names = "--time-scale", paramLabel = "K|auto", description = "Model seconds per wall second of the bundled engines, or auto: the fastest this machine keeps up with, measured by short warm-up runs (default: ${DEFAULT-VALUE}).")
+  String timeScale = "5";
 
   @Option(names = "--out", paramLabel = "DIR", description = "Report directory (default: ${DEFAULT-VALUE}).")
   Path out = Path.of("demo-report");
@@ -63,9 +61,19 @@ public final class DemoCommand implements Callable<Integer> {
   public Integer call() throws Exception {
     long t0 = System.nanoTime();
     PrintStream log = System.err;
+    double k;
+    try {
+      k = TimeScales.parse(timeScale, "--time-scale");
+    } catch (IllegalArgumentException e) {
+      System.err.println("kvroute demo: " + e.getMessage());
+      return 2;
+    }
+    if (Double.isNaN(k)) {
+      k = Demo.calibrate(seedOptions.config(), policyOptions.policies(), log);
+    }
     Demo.Settings settings =
         new Demo.Settings(
-            seedOptions.config(), policyOptions.policies(), policies, timeScale,
+            seedOptions.config(), policyOptions.policies(), policies, k,
             Math.max(1, Runtime.getRuntime().availableProcessors()), !noWarmUp, jitterRuns);
     Demo.Result r = Demo.run(settings, log, LoadProgress::terminal);
     double wall = (System.nanoTime() - t0) / 1e9;
@@ -113,6 +121,9 @@ public final class DemoCommand implements Callable<Integer> {
               m.figures().hitRate() * 100));
     }
     notes.add(check.substring(0, check.length() - 1) + ".");
+    for (MeasuredRun m : r.runs()) {
+      notes.add(RunTrust.of(m, s.timeScale(), RunTrust.DEFAULT_MAX_LAG_SECONDS).describe(m.figures().policy()));
+    }
     long agreeExact = Agreement.of(r.measured(), r.simulated()).stream().filter(Agreement::within).count();
     long agree = Agreement.ofRange(r.measured(), r.simulatedRange()).stream().filter(Agreement::within).count();
     notes.add(

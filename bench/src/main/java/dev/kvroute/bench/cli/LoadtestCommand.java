@@ -1,19 +1,27 @@
 package dev.kvroute.bench.cli;
 
+import dev.kvroute.bench.demo.Demo;
+import dev.kvroute.bench.load.EngineMetrics;
 import dev.kvroute.bench.load.LoadProgress;
 import dev.kvroute.bench.load.LoadSettings;
 import dev.kvroute.bench.load.LoadTest;
 import dev.kvroute.bench.load.MeasuredRun;
+import dev.kvroute.bench.load.RunTrust;
+import dev.kvroute.bench.report.Agreement;
 import dev.kvroute.bench.report.ReportDocument;
 import dev.kvroute.bench.report.RunReport;
 import dev.kvroute.bench.report.Tables;
 import dev.kvroute.bench.trace.MooncakeReplay;
 import dev.kvroute.bench.trace.MooncakeWorkload;
+import dev.kvroute.bench.sim.SimPolicies;
 import dev.kvroute.bench.workload.SeedWorkload;
+import dev.kvroute.bench.workload.SeedWorkloadConfig;
 import dev.kvroute.bench.workload.Workload;
 import dev.kvroute.core.tokenize.PromptTokenizer;
 import dev.kvroute.core.tokenize.Tokenizer;
+import java.io.IOException;
 import java.net.URI;
+import java.net.http.HttpClient;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -56,11 +64,17 @@ public final class LoadtestCommand implements Callable<Integer> {
   @Option(names = "--policies", split = ",", paramLabel = "P[,P...]", description = "mooncake without --target: policies to run, each on a fresh bundled fleet (default: round-robin, cache-aware, cost).")
   List<String> policies = MooncakeReplay.REAL_POLICIES;
 
-  @Option(names = "--no-warm-up", description = "mooncake: skip the short warm-up before the first measured run (on a throwaway fleet, or against --target with prompts disjoint from the replay's).")
+  @Option(names = "--no-warm-up", description = "Skip the short warm-up before the first measured run (against --target with prompts disjoint from the measured ones; mooncake without --target on a throwaway fleet).")
   boolean noWarmUp;
 
-  @Option(names = "--time-scale", paramLabel = "K", description = "The engines' time scale: model seconds per wall second (1 for a real fleet; default: ${DEFAULT-VALUE}).")
-  double timeScale = 1;
+  @Option(names = "--time-scale", paramLabel = "K|auto", description = "The engines' time scale: model seconds per wall second (1 for a real fleet), or auto: read from the mock engines' kvroute_mock_time_scale (1 for engines that do not export it) (default: ${DEFAULT-VALUE}).")
+  String timeScale = "auto";
+
+  @Option(names = "--max-lag", paramLabel = "SECONDS", description = "Clock lag (model seconds) beyond which the report calls the run not trustworthy: the engines' timer lag, the driver's send lag, the router and client path (default: ${DEFAULT-VALUE}).")
+  double maxLagSeconds = RunTrust.DEFAULT_MAX_LAG_SECONDS;
+
+  @Option(names = "--compare-policy", paramLabel = "NAME", description = "seed: also simulate the workload under this policy (with --balance-abs and the other policy flags, and the engines' KV capacity) and print the real run beside the prediction, as the demo does.")
+  String comparePolicy;
 
   @Option(names = "--label", paramLabel = "NAME", description = "Name of the row in the report, e.g. the router's policy (default: ${DEFAULT-VALUE}).")
   String label = "target";
@@ -85,10 +99,28 @@ public final class LoadtestCommand implements Callable<Integer> {
       System.err.println("kvroute loadtest: --target and --engines go together");
       return 2;
     }
+    if (!(maxLagSeconds > 0)) {
+      System.err.println("kvroute loadtest: --max-lag: " + maxLagSeconds + " (expected: > 0)");
+      return 2;
+    }
+    double k;
+    try {
+      k = TimeScales.parse(timeScale, "--time-scale");
+      if (target != null) {
+        k = engineTimeScale(engines, k);
+      } else if (Double.isNaN(k)) {
+        System.err.println("kvroute loadtest: --time-scale auto reads the engines' scale: give --target and --engines,"
+            + " or a number (kvroute demo --time-scale auto measures this machine)");
+        return 2;
+      }
+    } catch (IllegalArgumentException e) {
+      System.err.println("kvroute loadtest: " + e.getMessage());
+      return 2;
+    }
     if (MooncakeWorkload.NAME.equals(workload)) {
       return MooncakeCommands.loadtest(
           mooncakeOptions.config(seedOptions.config()), mooncakeOptions.tracePath(), policyOptions.policies(), policies,
-          target, engines, label, model, timeScale, Duration.ofSeconds(timeoutSeconds), !noWarmUp,
+          target, engines, label, model, k, Duration.ofSeconds(timeoutSeconds), !noWarmUp,
           Math.max(1, Runtime.getRuntime().availableProcessors()), reports);
     }
     if (!SeedWorkload.NAME.equals(workload)) {
@@ -100,28 +132,108 @@ public final class LoadtestCommand implements Callable<Integer> {
       return 2;
     }
     PromptTokenizer tokenizer = PromptTokenizer.create(Tokenizer.defaultTokenizer());
-    Workload w = SeedWorkload.generate(seedOptions.config(), tokenizer);
+    SeedWorkloadConfig config = seedOptions.config();
+    Workload w = SeedWorkload.generate(config, tokenizer);
+    LoadSettings settings =
+        new LoadSettings(target, k, model, Duration.ofSeconds(timeoutSeconds), 1);
+    if (!noWarmUp) {
+      Workload warm = SeedWorkload.generate(config.warmUp(), tokenizer);
+      long t0 = System.nanoTime();
+      MeasuredRun wr = LoadTest.run(warm, settings, engines, "warm-up", LoadProgress.none());
+      System.err.printf(
+          Locale.ROOT, "kvroute loadtest: warm-up, %d requests (prompts disjoint from the measured ones) in %.1f s%n",
+          warm.requests(), (System.nanoTime() - t0) / 1e9);
+      if (wr.load().errors() > 0) {
+        System.err.println("kvroute loadtest: warm-up: " + wr.load().errors() + " failed requests, e.g. "
+            + wr.load().errorSamples());
+      }
+    }
     System.err.printf(
         Locale.ROOT, "kvroute loadtest: %d sessions, %d requests against %s (time scale %s)%n",
-        w.sessions().size(), w.requests(), target, timeScale);
-    LoadSettings settings =
-        new LoadSettings(target, timeScale, model, Duration.ofSeconds(timeoutSeconds), 1);
+        w.sessions().size(), w.requests(), target, RunTrust.fmt(k));
     MeasuredRun run = LoadTest.run(w, settings, engines, label, LoadProgress.terminal(label));
-    RunReport report = new RunReport(w.name(), timeScale, List.of(run.figures()));
+    RunReport report = new RunReport(w.name(), k, List.of(run.figures()));
     System.out.print(Tables.figures(report).plain());
     List<String> notes = new ArrayList<>();
     notes.add(
         String.format(
             Locale.ROOT,
             "Workload %s: %d sessions, %d requests against %s; time scale %s; %.1f s of wall time.",
-            w.name(), w.sessions().size(), w.requests(), target, timeScale, run.load().wallSeconds()));
+            w.name(), w.sessions().size(), w.requests(), target, RunTrust.fmt(k), run.load().wallSeconds()));
     notes.add(crossCheck(run));
+    RunTrust trust = RunTrust.of(run, k, maxLagSeconds);
+    notes.add(trust.describe(run.figures().policy()));
+    List<RunReport> range = null;
+    if (comparePolicy != null) {
+      range = compare(w, tokenizer, run, k, report, notes);
+    }
     for (String n : notes) {
       System.out.println(n);
     }
-    ReportDocument doc = new ReportDocument("kvroute loadtest: " + w.name() + " workload", notes, report, null);
+    ReportDocument doc =
+        new ReportDocument("kvroute loadtest: " + w.name() + " workload", notes, report, range == null ? null : range.get(0));
     reports.write(doc);
     return run.load().errors() == 0 ? 0 : 1;
+  }
+
+  /**
+   * The time scale to measure with: the one every engine exports ({@code kvroute_mock_time_scale}; 1
+   * when none does, as for real vLLM) for {@code auto} (NaN), else {@code requested} after checking that
+   * the engines run at it.
+   *
+   * @throws IllegalArgumentException when the engines disagree with each other or with {@code requested}
+   */
+  static double engineTimeScale(List<URI> engines, double requested) throws IOException, InterruptedException {
+    HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(10)).build();
+    Double found = null;
+    for (URI e : engines) {
+      double k = EngineMetrics.scrape(http, e).timeScale();
+      if (Double.isNaN(k)) {
+        continue;
+      }
+      if (found != null && found != k) {
+        throw new IllegalArgumentException("the engines run at different time scales (" + RunTrust.fmt(found)
+            + " and " + RunTrust.fmt(k) + " at " + e + "): restart them with one --time-scale");
+      }
+      found = k;
+    }
+    double engineScale = found == null ? 1 : found;
+    if (Double.isNaN(requested)) {
+      return engineScale;
+    }
+    if (found != null && requested != engineScale) {
+      throw new IllegalArgumentException("--time-scale " + RunTrust.fmt(requested) + ", but the engines run at "
+          + RunTrust.fmt(engineScale) + " (their kvroute_mock_time_scale): give the same, or auto");
+    }
+    return requested;
+  }
+
+  /**
+   * Simulates {@code w} under {@link #comparePolicy} with the engines' KV capacity and prints the real
+   * run beside the prediction (exact and jittered runs, as the demo judges agreement); adds the verdict
+   * to {@code notes} and returns the simulated runs.
+   */
+  private List<RunReport> compare(
+      Workload w, PromptTokenizer tokenizer, MeasuredRun run, double k, RunReport real, List<String> notes) {
+    long capacity = run.engines().isEmpty() ? 0 : run.engines().get(0).kvCapacityTokens();
+    Workload simulated = capacity > 0 ? w.withFleet(w.fleet().withKvCapacityTokens(capacity)) : w;
+    SimPolicies p = policyOptions.policies();
+    List<String> names = List.of(comparePolicy);
+    List<RunReport> range =
+        Demo.predict(simulated, tokenizer, p, names, names, k, 3, Math.max(1, Runtime.getRuntime().availableProcessors()));
+    RunReport renamed = new RunReport(real.workload(), real.timeScale(), List.of(run.figures().withPolicy(comparePolicy)));
+    System.out.println();
+    System.out.println("Measured beside the simulator's prediction (" + comparePolicy + ", engines' KV capacity "
+        + capacity + " tokens):");
+    System.out.print(Tables.comparison(renamed, range).plain());
+    boolean agree = Agreement.ofRange(renamed, range).stream().allMatch(Agreement::within);
+    notes.add(String.format(
+        Locale.ROOT,
+        "Simulator agreement for %s (hit rate within %.0f points, mean TTFT within %.0f%%, busiest/mean within %.2f of the"
+            + " range of the exact simulated run and 3 jittered ones): %s.",
+        comparePolicy, Agreement.MAX_HIT_RATE_POINTS, Agreement.MAX_MEAN_TTFT_RELATIVE * 100,
+        Agreement.MAX_BUSIEST_DELTA, agree ? "agrees" : "DOES NOT AGREE"));
+    return range;
   }
 
   /** One line comparing the usage hit rate with the engines' counters, and naming any errors. */

@@ -4,6 +4,7 @@ import dev.kvroute.bench.load.LoadProgress;
 import dev.kvroute.bench.load.LoadSettings;
 import dev.kvroute.bench.load.LoadTest;
 import dev.kvroute.bench.load.MeasuredRun;
+import dev.kvroute.bench.load.RunTrust;
 import dev.kvroute.bench.report.PolicyFigures;
 import dev.kvroute.bench.report.RunReport;
 import dev.kvroute.bench.sim.SendJitter;
@@ -130,19 +131,14 @@ public final class Demo {
 
     List<String> simNames = new ArrayList<>(s.policyNames());
     simNames.add(SimPolicies.ORACLE);
-    Simulator simulator =
-        new Simulator(tokenizer, SingleTokenVocabulary.of(tokenizer.tokenizer()), s.policies(), s.simThreads());
-    RunReport simulated = simulator.runAll(w, simNames);
-    List<RunReport> range = new ArrayList<>(List.of(simulated));
-    for (long seed = 1; seed <= s.jitterRuns(); seed++) {
-      SendJitter jitter = new SendJitter(JITTER_WALL_SECONDS * s.timeScale(), seed);
-      range.add(simulator.withJitter(jitter).runAll(w, s.policyNames()));
-    }
+    List<RunReport> range =
+        predict(w, tokenizer, s.policies(), simNames, s.policyNames(), s.timeScale(), s.jitterRuns(), s.simThreads());
+    RunReport simulated = range.get(0);
     log.printf(Locale.ROOT, "simulator prediction ready (exact and %d jittered runs)%n", s.jitterRuns());
 
     long t0 = System.nanoTime();
     if (s.warmUp()) {
-      warmUp(s, tokenizer, log);
+      warmUp(s.workload(), s.policies(), s.timeScale(), tokenizer, log);
     }
     List<MeasuredRun> runs = new ArrayList<>();
     List<PolicyFigures> figures = new ArrayList<>();
@@ -164,25 +160,63 @@ public final class Demo {
   }
 
   /**
-   * A short run on a throwaway fleet so that the JIT has compiled the request path (parsing of long
-   * bodies, tokenizer lookups, index inserts, streaming, the client) before the first measured run:
-   * full-size opening messages like the workload's, but four sessions per replica, two turns each,
-   * short replies and think times.
+   * The simulator's prediction for {@code w}: the exact run of {@code simNames} (which may add {@code
+   * oracle}), followed by {@code jitterRuns} runs of {@code jitteredNames} with send times jittered by
+   * up to {@link #JITTER_WALL_SECONDS} x K, the range a real run is judged against.
    */
-  private static void warmUp(Settings s, PromptTokenizer tokenizer, PrintStream log)
-      throws IOException, InterruptedException {
-    SeedWorkloadConfig c = s.workload();
-    SeedWorkloadConfig warm =
-        new SeedWorkloadConfig(
-            c.replicas(), 4, c.startWindowSeconds(), c.firstMessageMeanTokens(), c.firstMessageSigma(),
-            2, 0, 2, 2, c.userMessageMeanTokens(), c.userMessageSigma(), 50, 0.5, 1, c.cacheSessions(),
-            c.prefillTokensPerSecond(), c.prefillOverheadSeconds(), c.decodeTokensPerSecond(),
-            c.blockSizeTokens(), c.seed() + 1);
-    Workload w = SeedWorkload.generate(warm, tokenizer);
-    long t0 = System.nanoTime();
-    try (BundledFleet fleet = BundledFleet.start(w.fleet(), "cache-aware", s.policies(), s.timeScale(), tokenizer)) {
-      LoadTest.run(w, LoadSettings.of(fleet.routerUri(), s.timeScale(), null), fleet.engineUris(), "warm-up", LoadProgress.none());
+  public static List<RunReport> predict(
+      Workload w, PromptTokenizer tokenizer, SimPolicies policies, List<String> simNames, List<String> jitteredNames,
+      double timeScale, int jitterRuns, int threads) {
+    Simulator simulator =
+        new Simulator(tokenizer, SingleTokenVocabulary.of(tokenizer.tokenizer()), policies, threads);
+    List<RunReport> range = new ArrayList<>(List.of(simulator.runAll(w, simNames)));
+    for (long seed = 1; seed <= jitterRuns; seed++) {
+      SendJitter jitter = new SendJitter(JITTER_WALL_SECONDS * timeScale, seed);
+      range.add(simulator.withJitter(jitter).runAll(w, jitteredNames));
     }
-    log.printf(Locale.ROOT, "warm-up: %d requests in %.1f s%n", w.requests(), (System.nanoTime() - t0) / 1e9);
+    return range;
+  }
+
+  /**
+   * A short run on a throwaway fleet ({@link SeedWorkloadConfig#warmUp()}) so that the JIT has compiled
+   * the request path before the first measured run; returns how well it kept up with {@code timeScale}.
+   */
+  static RunTrust warmUp(SeedWorkloadConfig config, SimPolicies policies, double timeScale, PromptTokenizer tokenizer,
+      PrintStream log) throws IOException, InterruptedException {
+    Workload w = SeedWorkload.generate(config.warmUp(), tokenizer);
+    long t0 = System.nanoTime();
+    MeasuredRun run;
+    try (BundledFleet fleet = BundledFleet.start(w.fleet(), "cache-aware", policies, timeScale, tokenizer)) {
+      run = LoadTest.run(w, LoadSettings.of(fleet.routerUri(), timeScale, null), fleet.engineUris(), "warm-up",
+          LoadProgress.none());
+    }
+    RunTrust trust = RunTrust.of(run, timeScale, RunTrust.DEFAULT_MAX_LAG_SECONDS);
+    log.printf(Locale.ROOT, "warm-up at K = %s: %d requests in %.1f s; %s%n", RunTrust.fmt(timeScale), w.requests(),
+        (System.nanoTime() - t0) / 1e9, trust.trustworthy() ? "kept up" : "fell behind (lag " + String.format(
+            Locale.ROOT, "%.3f", trust.worstLagSeconds()) + " model s)");
+    return trust;
+  }
+
+  /** Time scales {@link #calibrate} tries, fastest first. */
+  public static final List<Double> CALIBRATION_STEPS = List.of(10.0, 8.0, 5.0, 4.0, 3.0, 2.0, 1.0);
+
+  /**
+   * {@code --time-scale auto}: the fastest time scale this machine sustains for {@code config}'s
+   * workload. After one warm-up run (the JIT's), it runs the warm-up workload on a throwaway bundled fleet
+   * at each of {@link #CALIBRATION_STEPS}, fastest first, and returns the first at which every lag of
+   * {@link RunTrust} stayed within its bound (1 if none did).
+   */
+  public static double calibrate(SeedWorkloadConfig config, SimPolicies policies, PrintStream log)
+      throws IOException, InterruptedException {
+    PromptTokenizer tokenizer = MockEngineServer.sharedPromptTokenizer(Tokenizer.DEFAULT_ENCODING);
+    warmUp(config, policies, 5, tokenizer, log);
+    for (double k : CALIBRATION_STEPS) {
+      if (warmUp(config, policies, k, tokenizer, log).trustworthy()) {
+        log.printf(Locale.ROOT, "time scale: auto picked K = %s%n", RunTrust.fmt(k));
+        return k;
+      }
+    }
+    log.println("time scale: auto found no step that keeps up; using K = 1");
+    return 1;
   }
 }

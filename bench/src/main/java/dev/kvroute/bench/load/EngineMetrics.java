@@ -6,6 +6,7 @@ import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.time.Duration;
+import java.util.TreeMap;
 
 /**
  * The engine counters the bench reads from a vLLM-compatible {@code /metrics} page (Prometheus text
@@ -21,10 +22,29 @@ import java.time.Duration;
  * @param ttftSeconds {@code vllm:time_to_first_token_seconds_sum}: the engine's own TTFT (arrival at
  *     the engine to first token), summed over requests
  * @param ttftCount {@code vllm:time_to_first_token_seconds_count}: requests counted in it
+ * @param timeScale the mock engine's {@code kvroute_mock_time_scale} (model seconds per wall second), or
+ *     NaN when the engine does not export it (a real engine runs at 1)
+ * @param clockLag the mock engine's {@code kvroute_mock_clock_lag_seconds} histogram ({@link
+ *     ClockLag#NONE} for a real engine)
+ * @param kvCapacityTokens KV cache capacity from {@code vllm:cache_config_info} ({@code num_gpu_blocks}
+ *     x {@code block_size}), 0 when not exported
  */
 public record EngineMetrics(
-    double prefillSeconds, double prefixCacheHits, double prefixCacheQueries, double ttftSeconds, double ttftCount) {
-  public static final EngineMetrics ZERO = new EngineMetrics(0, 0, 0, 0, 0);
+    double prefillSeconds,
+    double prefixCacheHits,
+    double prefixCacheQueries,
+    double ttftSeconds,
+    double ttftCount,
+    double timeScale,
+    ClockLag clockLag,
+    long kvCapacityTokens) {
+  public static final EngineMetrics ZERO = new EngineMetrics(0, 0, 0, 0, 0, Double.NaN, ClockLag.NONE, 0);
+
+  /** The figures of the bench's first version, without a time scale or clock lag. */
+  public EngineMetrics(
+      double prefillSeconds, double prefixCacheHits, double prefixCacheQueries, double ttftSeconds, double ttftCount) {
+    this(prefillSeconds, prefixCacheHits, prefixCacheQueries, ttftSeconds, ttftCount, Double.NaN, ClockLag.NONE, 0);
+  }
 
   /** This minus {@code earlier}: the counters' increase between two scrapes. */
   public EngineMetrics minus(EngineMetrics earlier) {
@@ -33,7 +53,10 @@ public record EngineMetrics(
         prefixCacheHits - earlier.prefixCacheHits,
         prefixCacheQueries - earlier.prefixCacheQueries,
         ttftSeconds - earlier.ttftSeconds,
-        ttftCount - earlier.ttftCount);
+        ttftCount - earlier.ttftCount,
+        timeScale,
+        clockLag.minus(earlier.clockLag),
+        kvCapacityTokens);
   }
 
   public EngineMetrics plus(EngineMetrics other) {
@@ -42,7 +65,10 @@ public record EngineMetrics(
         prefixCacheHits + other.prefixCacheHits,
         prefixCacheQueries + other.prefixCacheQueries,
         ttftSeconds + other.ttftSeconds,
-        ttftCount + other.ttftCount);
+        ttftCount + other.ttftCount,
+        Double.isNaN(timeScale) ? other.timeScale : timeScale,
+        clockLag.plus(other.clockLag),
+        kvCapacityTokens + other.kvCapacityTokens);
   }
 
   /** The engine's mean TTFT in seconds, 0 when no request was counted. */
@@ -62,6 +88,9 @@ public record EngineMetrics(
     double queries = 0;
     double ttft = 0;
     double ttftCount = 0;
+    double timeScale = Double.NaN;
+    TreeMap<Double, Double> lag = new TreeMap<>();
+    long capacity = 0;
     for (String line : text.split("\n")) {
       if (line.isEmpty() || line.charAt(0) == '#') {
         continue;
@@ -73,12 +102,18 @@ public record EngineMetrics(
       }
       String name;
       String rest;
+      String le = null;
       if (brace >= 0 && brace < space) {
         int close = line.lastIndexOf('}');
         if (close < 0) {
           continue;
         }
         name = line.substring(0, brace);
+        String labels = line.substring(brace + 1, close);
+        le = label(labels, "le");
+        if (name.equals("vllm:cache_config_info")) {
+          capacity += capacityTokens(labels);
+        }
         rest = line.substring(close + 1).trim();
       } else {
         name = line.substring(0, space);
@@ -98,10 +133,39 @@ public record EngineMetrics(
         case "vllm:prefix_cache_queries_total", "vllm:prefix_cache_queries" -> queries += value;
         case "vllm:time_to_first_token_seconds_sum" -> ttft += value;
         case "vllm:time_to_first_token_seconds_count" -> ttftCount += value;
+        case "kvroute_mock_time_scale" -> timeScale = value;
+        case "kvroute_mock_clock_lag_seconds_bucket" -> {
+          if (le != null) {
+            ClockLag.add(lag, le, value);
+          }
+        }
         default -> {}
       }
     }
-    return new EngineMetrics(prefill, hits, queries, ttft, ttftCount);
+    return new EngineMetrics(prefill, hits, queries, ttft, ttftCount, timeScale, new ClockLag(lag), capacity);
+  }
+
+  /** {@code num_gpu_blocks x block_size} of a {@code vllm:cache_config_info} label set, 0 if unreadable. */
+  private static long capacityTokens(String labels) {
+    try {
+      String blocks = label(labels, "num_gpu_blocks");
+      String size = label(labels, "block_size");
+      return blocks == null || size == null ? 0 : Long.parseLong(blocks) * Long.parseLong(size);
+    } catch (NumberFormatException e) {
+      return 0;
+    }
+  }
+
+  /** The value of label {@code name} in a sample's label set ({@code a="1",le="0.5"}), or null. */
+  private static String label(String labels, String name) {
+    String key = name + "=\"";
+    int at = labels.startsWith(key) ? 0 : labels.indexOf("," + key);
+    if (at < 0) {
+      return null;
+    }
+    int start = labels.indexOf('"', at) + 1;
+    int end = labels.indexOf('"', start);
+    return end < 0 ? null : labels.substring(start, end);
   }
 
   /**

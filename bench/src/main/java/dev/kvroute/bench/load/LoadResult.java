@@ -19,6 +19,8 @@ import java.util.Map;
  * @param wallSeconds wall time from the first scheduled request to the last response's end
  * @param maxSendLateMillis the latest a request was sent after its scheduled wall time (client overload
  *     shows here)
+ * @param p99SendLateMillis the 99th percentile of how late requests were sent after their scheduled
+ *     wall times
  * @param requests every completed request, in completion order
  */
 public record LoadResult(
@@ -29,6 +31,7 @@ public record LoadResult(
     Map<String, Long> requestsPerBackend,
     double wallSeconds,
     double maxSendLateMillis,
+    double p99SendLateMillis,
     List<RequestRecord> requests) {
   public LoadResult {
     requests = List.copyOf(requests);

@@ -15,6 +15,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.LongAdder;
+import org.HdrHistogram.SynchronizedHistogram;
 
 /**
  * What a load driver's run needs whatever its arrivals: the HTTP client, a timer thread that runs sends
@@ -44,6 +45,8 @@ final class LoadRun implements AutoCloseable {
   private final List<String> errorSamples = Collections.synchronizedList(new ArrayList<>());
   private final Map<String, LongAdder> perBackend = new ConcurrentHashMap<>();
   private final AtomicLong maxLateNanos = new AtomicLong();
+  /** How late each send ran against its schedule, wall microseconds (1 µs to 1 hour, 3 digits). */
+  private final SynchronizedHistogram sendLateMicros = new SynchronizedHistogram(3_600_000_000L, 3);
   private final List<RequestRecord> records = Collections.synchronizedList(new ArrayList<>());
   private long startNanos;
 
@@ -84,6 +87,7 @@ final class LoadRun implements AutoCloseable {
         () -> {
           long late = System.nanoTime() - dueNanos;
           maxLateNanos.accumulateAndGet(late, Math::max);
+          sendLateMicros.recordValue(Math.min(sendLateMicros.getHighestTrackableValue(), Math.max(0, late / 1000)));
           task.run();
         },
         Math.max(0, delay),
@@ -160,7 +164,7 @@ final class LoadRun implements AutoCloseable {
     }
     return new LoadResult(
         figures, errors.sum(), errorSamples, cachedUnreported.sum(), backends, wall, maxLateNanos.get() / 1e6,
-        done);
+        sendLateMicros.getValueAtPercentile(99) / 1e3, done);
   }
 
   private void report() {

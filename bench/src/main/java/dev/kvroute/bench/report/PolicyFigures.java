@@ -33,6 +33,13 @@ public record PolicyFigures(
     replicaPrefillSeconds = List.copyOf(replicaPrefillSeconds);
   }
 
+  /** The same figures under another policy name (a run whose router's policy the label did not name). */
+  public PolicyFigures withPolicy(String name) {
+    return new PolicyFigures(
+        name, requests, hitRate, meanTtftSeconds, p90TtftSeconds, busiestOverMean, fleetPrefillSeconds,
+        replicaPrefillSeconds);
+  }
+
   /** {@code busiestOverMean} and {@code fleetPrefillSeconds} computed from per-replica seconds. */
   public static PolicyFigures of(
       String policy,

@@ -79,6 +79,23 @@ public final class SeedWorkload {
   }
 
   /**
+   * KV capacity of each engine of the default seed workload ({@link SeedWorkloadConfig#defaults()}): 10
+   * x its mean final session history of 17,746 tokens, rounded up to whole blocks. Kept as a constant so
+   * that an engine started with {@code --profile seed} needs no workload generation; {@code
+   * SeedWorkloadTest} checks it against the generated workload.
+   */
+  public static final long DEFAULT_KV_CAPACITY_TOKENS = 177_472;
+
+  /** The fleet of the default seed workload, without generating it: its engines' settings and capacity. */
+  public static FleetSpec defaultFleet() {
+    SeedWorkloadConfig c = SeedWorkloadConfig.defaults();
+    return new FleetSpec(
+            c.replicas(), c.blockSizeTokens(), c.blockSizeTokens(), c.prefillTokensPerSecond(),
+            c.prefillOverheadSeconds(), c.decodeTokensPerSecond())
+        .withKvCapacityTokens(DEFAULT_KV_CAPACITY_TOKENS);
+  }
+
+  /**
    * Generates the sessions with the single-token vocabulary of {@code tokenizer}'s tokenizer and counts
    * prompt tokens with {@code tokenizer}.
    */

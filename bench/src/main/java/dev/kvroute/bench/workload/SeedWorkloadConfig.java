@@ -90,6 +90,20 @@ public record SeedWorkloadConfig(
         8, 16, 10, 14_000, 0.5, 8, 0.25, 3, 30, 300, 0.5, 200, 0.6, 5, 10, 15_000, 0.02, 30, 16, 42);
   }
 
+  /**
+   * A short run before a measured one, so that the JIT has compiled the request path (parsing of long
+   * bodies, tokenizer lookups, index inserts, streaming, the client) of the router, the engines and the
+   * load driver: full-size opening messages like this workload's, but four sessions per replica, two
+   * turns each, short replies and think times, and another seed, so its prompts share nothing with the
+   * measured ones.
+   */
+  public SeedWorkloadConfig warmUp() {
+    return new SeedWorkloadConfig(
+        replicas, 4, startWindowSeconds, firstMessageMeanTokens, firstMessageSigma, 2, 0, 2, 2,
+        userMessageMeanTokens, userMessageSigma, 50, 0.5, 1, cacheSessions, prefillTokensPerSecond,
+        prefillOverheadSeconds, decodeTokensPerSecond, blockSizeTokens, seed + 1);
+  }
+
   /** Total sessions: {@code replicas × sessionsPerReplica}. */
   public int sessions() {
     return replicas * sessionsPerReplica;

@@ -28,4 +28,27 @@ class EngineMetricsTest {
     assertThat(EngineMetrics.parse("vllm:prefix_cache_hits 5\nvllm:prefix_cache_queries 10\n").hitRate())
         .isEqualTo(0.5);
   }
+
+  @Test
+  void readsTheMockEnginesTimeScaleClockLagAndTheKvCapacity() {
+    String m = "kvroute_mock_time_scale{model_name=\"m\"} 5.0\n"
+        + "vllm:cache_config_info{block_size=\"16\",cache_dtype=\"auto\",engine=\"0\",num_gpu_blocks=\"11092\"} 1.0\n"
+        + "kvroute_mock_clock_lag_seconds_bucket{le=\"0.001\",model_name=\"m\"} 90.0\n"
+        + "kvroute_mock_clock_lag_seconds_bucket{le=\"0.01\",model_name=\"m\"} 99.0\n"
+        + "kvroute_mock_clock_lag_seconds_bucket{le=\"+Inf\",model_name=\"m\"} 100.0\n";
+    EngineMetrics e = EngineMetrics.parse(m);
+    assertThat(e.timeScale()).isEqualTo(5.0);
+    assertThat(e.kvCapacityTokens()).isEqualTo(177_472);
+    assertThat(e.clockLag().count()).isEqualTo(100);
+    assertThat(e.clockLag().quantileUpperBound(0.5)).isEqualTo(0.001);
+    assertThat(e.clockLag().quantileUpperBound(0.99)).isEqualTo(0.01);
+    assertThat(e.clockLag().quantileUpperBound(1.0)).isEqualTo(Double.POSITIVE_INFINITY);
+    // the run's increase: 10 more firings, all late by more than 10 ms
+    String later = m.replace("} 100.0", "} 110.0");
+    ClockLag run = EngineMetrics.parse(later).minus(e).clockLag();
+    assertThat(run.count()).isEqualTo(10);
+    assertThat(run.quantileUpperBound(0.99)).isEqualTo(Double.POSITIVE_INFINITY);
+    assertThat(EngineMetrics.parse("vllm:prefix_cache_hits 5\n").timeScale()).isNaN();
+    assertThat(EngineMetrics.parse("vllm:prefix_cache_hits 5\n").clockLag().count()).isZero();
+  }
 }

@@ -67,6 +67,15 @@ class SeedWorkloadTest {
   }
 
   @Test
+  void theDefaultFleetConstantIsTheGeneratedDefaultWorkloadsFleet() {
+    // counted with the prompt tokenizer the demo, the engines and the simulator use
+    Workload w = SeedWorkload.generate(
+        SeedWorkloadConfig.defaults(), dev.kvroute.core.tokenize.PromptTokenizer.create(Tokenizer.defaultTokenizer()));
+    assertThat(SeedWorkload.defaultFleet()).isEqualTo(w.fleet());
+    assertThat(SeedWorkload.DEFAULT_KV_CAPACITY_TOKENS).isEqualTo(w.fleet().kvCapacityTokens());
+  }
+
+  @Test
   void rejectsBadConfig() {
     assertThatThrownBy(() -> SeedWorkloadConfig.defaults().withFleet(0, 16))
         .hasMessage("replicas: 0.0 (expected: > 0)");

@@ -17,7 +17,9 @@ import java.util.concurrent.TimeUnit;
  * #TIMER_SLACK_NANOS}); the timer advances the model to
  * the current model time, hands the events to the requests' {@link Sink sinks}, records metrics, and
  * flushes every sink written to in that pass (one flush per connection per pass). Events carry their
- * model time, so a late timer delays writes but never the reported times.
+ * model time, so a late timer delays writes but never the reported times; how late each timer fired
+ * (beyond its slack) is recorded as the clock lag ({@code kvroute_mock_clock_lag_seconds}, model
+ * seconds), the measure of whether this machine keeps up with the time scale.
  *
  * <p>Not thread-safe: every method must run on {@link #loop()}.
  */
@@ -65,6 +67,8 @@ final class EngineDriver implements EngineListener {
   private final ArrayList<Long> deferredAborts = new ArrayList<>();
   private ScheduledFuture<?> timer;
   private long timerModelNanos = Long.MAX_VALUE;
+  /** Wall nanoseconds since start at which the pending timer is due (its slack included). */
+  private long timerDueWall;
   private boolean advancing;
   private long nextId = 1;
 
@@ -183,6 +187,8 @@ final class EngineDriver implements EngineListener {
   }
 
   private void tick() {
+    long late = (System.nanoTime() - startWall) - timerDueWall;
+    metrics.clockLag(Math.max(0, late) * timeScale / 1e9, System.nanoTime());
     timer = null;
     timerModelNanos = Long.MAX_VALUE;
     advance(modelNow());
@@ -206,9 +212,12 @@ final class EngineDriver implements EngineListener {
       timer.cancel(false);
     }
     long dueWall = (long) Math.ceil(next / timeScale);
-    long delay = dueWall - (System.nanoTime() - startWall);
-    // Coalesce wake-ups: events due within one slack period are handled by one timer.
+    long nowWall = System.nanoTime() - startWall;
+    long delay = dueWall - nowWall;
+    // Coalesce wake-ups: events due within one slack period are handled by one timer. A timer due in
+    // the past is already late by that much (the loop was busy): its lag counts from its due time.
     delay = delay <= 0 ? 0 : ((delay + TIMER_SLACK_NANOS - 1) / TIMER_SLACK_NANOS) * TIMER_SLACK_NANOS;
+    timerDueWall = delay == 0 ? dueWall : nowWall + delay;
     timerModelNanos = next;
     timer = loop.schedule(this::tick, delay, TimeUnit.NANOSECONDS);
   }

@@ -27,6 +27,17 @@ final class EngineMetrics {
     0.3, 0.5, 0.8, 1.0, 1.5, 2.0, 2.5, 5, 10, 15, 20, 30, 40, 50, 60, 120, 240, 480, 960, 1920, 7680
   };
 
+  /**
+   * Clock-lag buckets (model seconds): how late the engine's timer fired against the model clock,
+   * from well under a millisecond to seconds.
+   */
+  static final double[] CLOCK_LAG_BUCKETS = {
+    0.0005, 0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10
+  };
+
+  /** Wall nanoseconds over which {@link #clockLagMaxSeconds} keeps the largest lag. */
+  static final long LAG_WINDOW_NANOS = 10_000_000_000L;
+
   /** A cumulative histogram with fixed upper bounds. */
   static final class Histogram {
     final double[] bounds;
@@ -59,6 +70,10 @@ final class EngineMetrics {
   final Histogram prefill = new Histogram(REQUEST_BUCKETS);
   final Histogram decode = new Histogram(REQUEST_BUCKETS);
   final Histogram inference = new Histogram(REQUEST_BUCKETS);
+  final Histogram clockLag = new Histogram(CLOCK_LAG_BUCKETS);
+  private double lagMaxCurrent;
+  private double lagMaxPrevious;
+  private long lagWindowStart = Long.MIN_VALUE;
   long successStop;
   long successLength;
   long successAbort;
@@ -79,6 +94,35 @@ final class EngineMetrics {
     this.before = "engine=" + label(engine) + ",";
     this.after = ",model_name=" + label(modelName);
     this.labels = "engine=" + label(engine) + after;
+  }
+
+  /**
+   * Records one timer firing {@code lagModelSeconds} late against the model clock (wall lateness times
+   * the time scale), at wall time {@code nowNanos}.
+   */
+  void clockLag(double lagModelSeconds, long nowNanos) {
+    clockLag.observe(lagModelSeconds);
+    roll(nowNanos);
+    lagMaxCurrent = Math.max(lagMaxCurrent, lagModelSeconds);
+  }
+
+  /** The largest clock lag of the current and the previous 10-second window (model seconds). */
+  double clockLagMaxSeconds(long nowNanos) {
+    roll(nowNanos);
+    return Math.max(lagMaxCurrent, lagMaxPrevious);
+  }
+
+  private void roll(long nowNanos) {
+    if (lagWindowStart == Long.MIN_VALUE) {
+      lagWindowStart = nowNanos;
+      return;
+    }
+    long elapsed = nowNanos - lagWindowStart;
+    if (elapsed >= LAG_WINDOW_NANOS) {
+      lagMaxPrevious = elapsed >= 2 * LAG_WINDOW_NANOS ? 0 : lagMaxCurrent;
+      lagMaxCurrent = 0;
+      lagWindowStart = nowNanos;
+    }
   }
 
   void finished(String reason) {
@@ -150,6 +194,14 @@ final class EngineMetrics {
     sb.append("# HELP kvroute_mock_time_scale Model seconds per wall-clock second.\n");
     sb.append("# TYPE kvroute_mock_time_scale gauge\n");
     sb.append("kvroute_mock_time_scale{").append(kv).append("} ").append(num(timeScale)).append('\n');
+    sb.append("# HELP kvroute_mock_clock_lag_max_seconds Largest clock lag in the last 10 to 20 wall seconds"
+        + " (model seconds).\n");
+    sb.append("# TYPE kvroute_mock_clock_lag_max_seconds gauge\n");
+    sb.append("kvroute_mock_clock_lag_max_seconds{").append(kv).append("} ").append(num(clockLagMaxSeconds(System.nanoTime())))
+        .append('\n');
+    histogram(sb, "kvroute_mock_clock_lag_seconds",
+        "How late the engine's timer fired against its model clock, in model seconds (wall lateness x time"
+            + " scale): events are reported at their model time but written this late.", clockLag);
     sb.append("# HELP kvroute_mock_prefill_busy_seconds_total Model seconds the engine spent computing prefill.\n");
     sb.append("# TYPE kvroute_mock_prefill_busy_seconds_total counter\n");
     sb.append("kvroute_mock_prefill_busy_seconds_total{").append(kv).append("} ")

@@ -36,8 +36,6 @@ import java.util.List;
 import java.util.Locale;
 import java.util.UUID;
 import java.util.concurrent.TimeUnit;
-import java.util.logging.Level;
-import java.util.logging.Logger;
 
 /**
  * Serves one HTTP/1.1 connection of a mock engine: routes each request to its endpoint, validates
@@ -48,7 +46,7 @@ import java.util.logging.Logger;
  * <p>Not thread-safe; runs on the engine's event loop.
  */
 final class MockEngineHandler extends ChannelInboundHandlerAdapter {
-  private static final Logger LOG = Logger.getLogger(MockEngineHandler.class.getName());
+  private static final System.Logger LOG = System.getLogger(MockEngineHandler.class.getName());
   static final ObjectMapper MAPPER = new ObjectMapper();
   static final String FAULT_HEADER = "x-mock-fault";
   private static final String VERSION = "0.11.0+kvroute.mock";
@@ -98,7 +96,7 @@ final class MockEngineHandler extends ChannelInboundHandlerAdapter {
 
   @Override
   public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
-    LOG.log(Level.FINE, "mock engine connection " + ctx.channel().id() + " failed", cause);
+    LOG.log(System.Logger.Level.DEBUG, "mock engine connection " + ctx.channel().id() + " failed", cause);
     ctx.close();
   }
 
@@ -128,7 +126,7 @@ final class MockEngineHandler extends ChannelInboundHandlerAdapter {
     try {
       dispatch(req);
     } catch (RuntimeException e) {
-      LOG.log(Level.WARNING, "mock engine failed on " + req.method() + " " + req.uri(), e);
+      LOG.log(System.Logger.Level.WARNING, "mock engine failed on " + req.method() + " " + req.uri(), e);
       respondJson(req, 500, Responses.error(500, Responses.INTERNAL_SERVER_ERROR, String.valueOf(e), null), null);
     } finally {
       req.release();

@@ -11,8 +11,11 @@ import dev.kvroute.core.Ticker;
  * <p>Each backend's view is bounded by its capacity in tokens and evicts least recently used pages
  * tail-first, as vLLM's block manager does, so the index never predicts more than the engine can hold
  * (pages pinned by in-flight requests, see {@link #insertAndPin}, are never evicted, so a view whose
- * every page is pinned may exceed its capacity by those until they are released).
+ * every page is pinned may exceed its capacity by those until they are released, up to twice its
+ * capacity: an insert into a view that full indexes only the prompt's first pages for it).
  * Only whole pages are indexed: a prompt's trailing partial page is ignored.
+ *
+ * <p>Cost: every operation is O(pages of the prompt) amortized, whatever the views' sizes.
  *
  * <p>Implementations are thread-safe: {@link #match} and {@link #insert} may be called concurrently
  * from several event loops.
@@ -148,7 +151,8 @@ public interface PrefixIndex {
    * insert, or a confirmation or end of any pin, settles them): they evict nothing before, so a
    * request the engine rejects at once and that is {@linkplain Pin#abandon abandoned} before anything
    * else happens on the backend has pushed no real prefix out of the view. When every page is
-   * pinned, the view exceeds its capacity by the pinned pages until releases trim it.
+   * pinned, the view exceeds its capacity by the pinned pages until releases trim it, but never holds
+   * more than twice its capacity: the pages beyond are neither indexed nor pinned for this backend.
    *
    * <p>The default implementation inserts without pinning; its pin inserts the prompt again on the
    * first release (the refresh, without the pin) and does nothing when abandoned.

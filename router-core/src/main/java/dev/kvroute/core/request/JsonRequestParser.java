@@ -96,7 +96,8 @@ final class JsonRequestParser implements RequestParser {
         sessionKey(root, header),
         segments,
         optionalBoolean(root, "stream"),
-        maxTokens);
+        maxTokens,
+        new RequestView.Body(body, offset, length));
   }
 
   // ---- reading --------------------------------------------------------------------------------

@@ -15,6 +15,9 @@ import java.util.List;
  * @param stream whether the client asked for a streamed (SSE) response
  * @param maxTokens the requested output length ({@code max_completion_tokens}, else {@code max_tokens},
  *     SGLang {@code sampling_params.max_new_tokens}), or {@code -1} when absent
+ * @param body the request body the view was read from (a model's chat template renders the messages
+ *     from it), or {@code null} for a view built from segments; like the segments, it refers to the
+ *     caller's bytes, which must stay unchanged while the view is in use
  */
 public record RequestView(
     Endpoint endpoint,
@@ -22,7 +25,18 @@ public record RequestView(
     String sessionKey,
     List<PromptSegment> segments,
     boolean stream,
-    int maxTokens) {
+    int maxTokens,
+    Body body) {
+  /** A view with no body (built from segments, not read from a request). */
+  public RequestView(
+      Endpoint endpoint, String model, String sessionKey, List<PromptSegment> segments, boolean stream,
+      int maxTokens) {
+    this(endpoint, model, sessionKey, segments, stream, maxTokens, null);
+  }
+
+  /** {@code length} bytes of {@code bytes} from {@code offset}: a request body, not copied. */
+  public record Body(byte[] bytes, int offset, int length) {}
+
   public RequestView {
     segments = List.copyOf(segments);
     if (segments.isEmpty()) {

@@ -20,16 +20,19 @@ import org.junit.jupiter.params.provider.CsvSource;
  */
 class RadixPrefixIndexRandomizedTest {
 
-  @ParameterizedTest(name = "seed {0}, page {1}, up to {2} backends, {3} ops")
+  @ParameterizedTest(name = "seed {0}, page {1}, up to {2} backends, {3} ops, up to {4} pins")
   @CsvSource({
-    "1, 4, 5, 4000",
-    "2, 4, 3, 4000",
-    "3, 2, 6, 3000",
-    "4, 8, 5, 3000",
-    "5, 1, 4, 3000",
-    "6, 4, 70, 1500",
+    "1, 4, 5, 4000, 12",
+    "2, 4, 3, 4000, 12",
+    "3, 2, 6, 3000, 12",
+    "4, 8, 5, 3000, 12",
+    "5, 1, 4, 3000, 12",
+    "6, 4, 70, 1500, 12",
+    "7, 4, 2, 3000, 60",
+    "8, 2, 3, 3000, 80",
   })
-  void agreesWithNaiveModelOnEveryMatch(long seed, int page, int maxBackends, int operations) {
+  void agreesWithNaiveModelOnEveryMatch(
+      long seed, int page, int maxBackends, int operations, int maxPins) {
     SplittableRandom random = new SplittableRandom(seed);
     AtomicLong clock = new AtomicLong();
     CheckedPrefixIndex index =
@@ -107,7 +110,7 @@ class RadixPrefixIndexRandomizedTest {
           assertThat(index.match(prepared).matchedTokens())
               .as("op %d, prepared prompt", op)
               .isEqualTo(reference.match(prompt));
-          if (random.nextInt(3) == 0 && pins.size() < 12) {
+          if (random.nextInt(3) == 0 && pins.size() < maxPins) {
             pins.add(index.insertAndPin(id, prepared));
             referencePins.add(reference.insertAndPin(id, prompt, true));
           } else {
@@ -138,6 +141,8 @@ class RadixPrefixIndexRandomizedTest {
       long pinnedPages = 0;
       for (BackendId id : reference.backends()) {
         pinnedPages += reference.pinnedPages(id);
+        assertThat(index.sizeTokens(id)).as("%s at most twice its capacity unless pinned", id)
+            .isLessThanOrEqualTo(page * Math.max(2 * reference.capacityPages(id), reference.pinnedPages(id)));
       }
       assertThat((long) index.nodeCount())
           .isLessThanOrEqualTo(reference.totalCapacityPages() + pinnedPages);
@@ -147,6 +152,10 @@ class RadixPrefixIndexRandomizedTest {
     assertThat(pinsReleased).as("the workload must exercise pins").isGreaterThan(20);
     assertThat(pinsAbandoned).as("the workload must exercise abandoned pins").isGreaterThan(5);
     assertThat(pinsConfirmed).as("the workload must exercise confirmed pins").isGreaterThan(5);
+    if (maxPins > 12) {
+      assertThat(reference.limitStops())
+          .as("the workload must pin views up to twice their capacity").isGreaterThan(5);
+    }
   }
 
   private static long randomCapacity(SplittableRandom random, int page) {

@@ -558,4 +558,56 @@ class RadixPrefixIndexTest {
     assertThat(index.match(prompt(1, 2)).matched(A)).isEqualTo(2 * PAGE);
     again.release();
   }
+
+  /** {@code pages} pages labelled {@code first}, {@code first + 1}, ... */
+  private static int[] pages(int first, int pages) {
+    return prompt(IntStream.range(first, first + pages).toArray());
+  }
+
+  @Test
+  void aPinnedInsertPastCapacityGrewTheViewOnePageAtATime() {
+    // Issue 11 C1: a second long prompt, pinned into a full view, took the view past its capacity,
+    // and its arrays then grew by one slot per page (quadratic; 8 s on the event loop).
+    int capacity = 4096;
+    index.delegate.addBackend(A, (long) capacity * PAGE); // unchecked: checks are O(view) each
+    index.delegate.insert(A, pages(1_000_000, capacity));
+    PrefixIndex.Pin pin = index.delegate.insertAndPin(A, index.prompt(pages(2_000_000, capacity)));
+    assertThat(index.sizeTokens(A)).isEqualTo(2L * capacity * PAGE); // provisional: nothing evicted
+    assertThat(index.delegate.entryGrowths(A))
+        .as("entry arrays reallocated (doubling: about log2(2 x %d / 16))", capacity)
+        .isLessThanOrEqualTo(12);
+    index.checkInvariants();
+    pin.release();
+    assertThat(index.sizeTokens(A)).isEqualTo((long) capacity * PAGE);
+    index.checkInvariants();
+  }
+
+  @Test
+  void pinnedPromptsBeyondTheEnginesKvGrewTheViewWithoutBound() {
+    // Issue 11 C1: pinned in-flight prompts beyond the engine's KV (what overload does) were all
+    // held, so one view, and the index's memory, grew with the number of prompts in flight.
+    index.addBackend(A, 8 * PAGE);
+    PrefixIndex.Pin[] pins = new PrefixIndex.Pin[5];
+    for (int i = 0; i < pins.length; i++) {
+      pins[i] = index.insertAndPin(A, index.prompt(pages(100 * (i + 1), 8)));
+    }
+    assertThat(index.sizeTokens(A)).as("at most twice the capacity").isEqualTo(16L * PAGE);
+    assertThat(index.delegate.nodeCount()).isEqualTo(16);
+    assertThat(index.match(pages(100, 8)).matched(A)).isEqualTo(8 * PAGE);
+    assertThat(index.match(pages(200, 8)).matched(A)).isEqualTo(8 * PAGE);
+    assertThat(index.match(pages(300, 8)).matched(A)).as("indexed no deeper than the limit").isZero();
+    for (PrefixIndex.Pin pin : pins) {
+      pin.release();
+    }
+    assertThat(index.sizeTokens(A)).isEqualTo(8L * PAGE);
+    // a plain insert into a view full of pinned pages also stops at the limit
+    PrefixIndex.Pin first = index.insertAndPin(A, index.prompt(pages(400, 8)));
+    PrefixIndex.Pin second = index.insertAndPin(A, index.prompt(pages(500, 8)));
+    index.insert(A, pages(600, 8));
+    assertThat(index.sizeTokens(A)).isEqualTo(16L * PAGE);
+    assertThat(index.match(pages(600, 8)).matched(A)).isZero();
+    first.release();
+    second.release();
+    assertThat(index.sizeTokens(A)).isEqualTo(8L * PAGE);
+  }
 }

@@ -27,6 +27,7 @@ final class ReferencePrefixIndex {
   private final Map<BackendId, long[]> provisional = new HashMap<>();
   private final Map<BackendId, Object> provisionalPin = new HashMap<>();
   private long operation;
+  private int limitStops;
 
   ReferencePrefixIndex(int pageSize) {
     this.pageSize = pageSize;
@@ -96,9 +97,22 @@ final class ReferencePrefixIndex {
     List<List<Integer>> created = new ArrayList<>();
     for (int d = 1; d <= pages; d++) {
       List<Integer> prefix = prefix(tokens, d);
-      if (prefixes.put(prefix, insertOp) == null) {
+      if (!prefixes.containsKey(prefix)) {
+        // a page that needs room evicts one this insert has not touched (unless pinning: provisional)
+        if (!pin && prefixes.size() >= capacityPages.get(backend)) {
+          evictOne(backend, insertOp);
+        }
+        long limit = 2 * capacityPages.get(backend);
+        if (prefixes.size() >= limit && prefixes.size() - created.size() > capacityPages.get(backend)) {
+          evictOne(backend, insertOp); // a page the end of this insert would evict anyway
+        }
+        if (prefixes.size() >= limit) {
+          limitStops++;
+          break; // a view holds at most twice its capacity: the rest of the prompt is not indexed
+        }
         created.add(prefix);
       }
+      prefixes.put(prefix, insertOp);
       if (pin) {
         counts.merge(prefix, 1, Integer::sum);
         pinned.add(prefix);
@@ -159,6 +173,15 @@ final class ReferencePrefixIndex {
     return refPin;
   }
 
+  /** Inserts that stopped because their view held twice its capacity. */
+  int limitStops() {
+    return limitStops;
+  }
+
+  long capacityPages(BackendId backend) {
+    return capacityPages.get(backend);
+  }
+
   long pinnedPages(BackendId backend) {
     Map<List<Integer>, Integer> counts = pins.get(backend);
     return counts == null ? 0 : counts.size();
@@ -196,26 +219,37 @@ final class ReferencePrefixIndex {
   }
 
   private void evict(BackendId backend) {
+    while (held.get(backend).size() - provisional.get(backend)[0] > capacityPages.get(backend)
+        && evictOne(backend, -1)) {
+      // one prefix per step; when everything left is pinned the view stays over its capacity
+    }
+  }
+
+  /**
+   * Drops the least recently used unpinned leaf prefix (deepest first on a tie), skipping those last
+   * used by operation {@code keep}; returns whether there was one.
+   */
+  private boolean evictOne(BackendId backend, long keep) {
     Map<List<Integer>, Long> prefixes = held.get(backend);
     Map<List<Integer>, Integer> counts = pins.get(backend);
-    while (prefixes.size() - provisional.get(backend)[0] > capacityPages.get(backend)) {
-      List<Integer> victim = null;
-      for (Map.Entry<List<Integer>, Long> candidate : prefixes.entrySet()) {
-        if (counts.containsKey(candidate.getKey()) || !isLeaf(prefixes, candidate.getKey())) {
-          continue;
-        }
-        if (victim == null
-            || candidate.getValue() < prefixes.get(victim)
-            || (candidate.getValue().equals(prefixes.get(victim))
-                && candidate.getKey().size() > victim.size())) {
-          victim = candidate.getKey();
-        }
+    List<Integer> victim = null;
+    for (Map.Entry<List<Integer>, Long> candidate : prefixes.entrySet()) {
+      if (counts.containsKey(candidate.getKey()) || candidate.getValue() == keep
+          || !isLeaf(prefixes, candidate.getKey())) {
+        continue;
       }
-      if (victim == null) {
-        return; // everything left is pinned: the view stays over its capacity
+      if (victim == null
+          || candidate.getValue() < prefixes.get(victim)
+          || (candidate.getValue().equals(prefixes.get(victim))
+              && candidate.getKey().size() > victim.size())) {
+        victim = candidate.getKey();
       }
-      prefixes.remove(victim);
     }
+    if (victim == null) {
+      return false;
+    }
+    prefixes.remove(victim);
+    return true;
   }
 
   private boolean isLeaf(Map<List<Integer>, Long> prefixes, List<Integer> prefix) {

@@ -43,6 +43,7 @@ import java.util.Set;
  * @param healthCheck active health checks
  * @param pool upstream connection pools
  * @param writeBuffer channel write-buffer water marks (backpressure)
+ * @param api which engine paths API clients may reach (the allow-list)
  * @param index where the prefix index learns what engines cache: prediction, KV events, or both
  */
 public record ProxyConfig(
@@ -61,6 +62,7 @@ public record ProxyConfig(
     HealthCheckConfig healthCheck,
     PoolConfig pool,
     WriteBufferConfig writeBuffer,
+    ApiConfig api,
     IndexConfig index) {
 
   public ProxyConfig {
@@ -79,6 +81,7 @@ public record ProxyConfig(
     Checks.notNull("healthCheck", healthCheck, "a healthCheck section");
     Checks.notNull("pool", pool, "a pool section");
     Checks.notNull("writeBuffer", writeBuffer, "a writeBuffer section");
+    Checks.notNull("api", api, "an api section");
     Checks.notNull("index", index, "an index section");
     Set<String> names = new HashSet<>();
     for (BackendConfig b : backends) {
@@ -110,18 +113,19 @@ public record ProxyConfig(
         HealthCheckConfig.defaults(),
         PoolConfig.defaults(),
         WriteBufferConfig.defaults(),
+        ApiConfig.defaults(),
         IndexConfig.defaults());
   }
 
   /** A copy listening on {@code port} ({@code 0}: ephemeral). */
   public ProxyConfig withPort(int port) {
     return new ProxyConfig(bind, port, backends, mockBackends, eventLoopThreads, policy, routing, admin,
-        timeouts, limits, retries, circuitBreaker, healthCheck, pool, writeBuffer, index);
+        timeouts, limits, retries, circuitBreaker, healthCheck, pool, writeBuffer, api, index);
   }
 
   /** A copy with the admin API on {@code port} ({@code 0}: ephemeral, {@code -1}: disabled). */
   public ProxyConfig withAdminPort(int port) {
-    return withAdmin(new AdminConfig(port, admin.bind(), admin.token()));
+    return withAdmin(admin.withPort(port));
   }
 
   /** A copy routing with policy {@code name}, other thresholds unchanged. */
@@ -132,7 +136,7 @@ public record ProxyConfig(
   /** A copy with {@code policy}. */
   public ProxyConfig withPolicy(PolicyConfig policy) {
     return new ProxyConfig(bind, port, backends, mockBackends, eventLoopThreads, policy, routing, admin,
-        timeouts, limits, retries, circuitBreaker, healthCheck, pool, writeBuffer, index);
+        timeouts, limits, retries, circuitBreaker, healthCheck, pool, writeBuffer, api, index);
   }
 
   /** A copy with these backends (default names, capacity read from the engines). */
@@ -147,83 +151,89 @@ public record ProxyConfig(
   /** A copy with {@code backends}. */
   public ProxyConfig withBackends(List<BackendConfig> backends) {
     return new ProxyConfig(bind, port, backends, mockBackends, eventLoopThreads, policy, routing, admin,
-        timeouts, limits, retries, circuitBreaker, healthCheck, pool, writeBuffer, index);
+        timeouts, limits, retries, circuitBreaker, healthCheck, pool, writeBuffer, api, index);
   }
 
   /** A copy that starts {@code n} bundled mock engines (requires no configured backends). */
   public ProxyConfig withMockBackends(int n) {
     return new ProxyConfig(bind, port, backends, n, eventLoopThreads, policy, routing, admin,
-        timeouts, limits, retries, circuitBreaker, healthCheck, pool, writeBuffer, index);
+        timeouts, limits, retries, circuitBreaker, healthCheck, pool, writeBuffer, api, index);
   }
 
   /** A copy with {@code routing}. */
   public ProxyConfig withRouting(RoutingConfig routing) {
     return new ProxyConfig(bind, port, backends, mockBackends, eventLoopThreads, policy, routing, admin,
-        timeouts, limits, retries, circuitBreaker, healthCheck, pool, writeBuffer, index);
+        timeouts, limits, retries, circuitBreaker, healthCheck, pool, writeBuffer, api, index);
+  }
+
+  /** A copy fit to show: the admin token, if any, replaced by {@code REDACTED}. */
+  public ProxyConfig withoutSecrets() {
+    return admin.token() == null ? this : withAdmin(admin.withToken("REDACTED"));
   }
 
   /** A copy with {@code admin}. */
-  /** A copy fit to show: the admin token, if any, replaced by {@code REDACTED}. */
-  public ProxyConfig withoutSecrets() {
-    return admin.token() == null ? this : withAdmin(new AdminConfig(admin.port(), admin.bind(), "REDACTED"));
-  }
-
   public ProxyConfig withAdmin(AdminConfig admin) {
     return new ProxyConfig(bind, port, backends, mockBackends, eventLoopThreads, policy, routing, admin,
-        timeouts, limits, retries, circuitBreaker, healthCheck, pool, writeBuffer, index);
+        timeouts, limits, retries, circuitBreaker, healthCheck, pool, writeBuffer, api, index);
   }
 
   /** A copy with {@code timeouts}. */
   public ProxyConfig withTimeouts(TimeoutConfig timeouts) {
     return new ProxyConfig(bind, port, backends, mockBackends, eventLoopThreads, policy, routing, admin,
-        timeouts, limits, retries, circuitBreaker, healthCheck, pool, writeBuffer, index);
+        timeouts, limits, retries, circuitBreaker, healthCheck, pool, writeBuffer, api, index);
   }
 
   /** A copy with {@code limits}. */
   public ProxyConfig withLimits(LimitConfig limits) {
     return new ProxyConfig(bind, port, backends, mockBackends, eventLoopThreads, policy, routing, admin,
-        timeouts, limits, retries, circuitBreaker, healthCheck, pool, writeBuffer, index);
+        timeouts, limits, retries, circuitBreaker, healthCheck, pool, writeBuffer, api, index);
   }
 
   /** A copy with {@code retries}. */
   public ProxyConfig withRetries(RetryConfig retries) {
     return new ProxyConfig(bind, port, backends, mockBackends, eventLoopThreads, policy, routing, admin,
-        timeouts, limits, retries, circuitBreaker, healthCheck, pool, writeBuffer, index);
+        timeouts, limits, retries, circuitBreaker, healthCheck, pool, writeBuffer, api, index);
   }
 
   /** A copy with {@code circuitBreaker}. */
   public ProxyConfig withCircuitBreaker(CircuitBreakerConfig circuitBreaker) {
     return new ProxyConfig(bind, port, backends, mockBackends, eventLoopThreads, policy, routing, admin,
-        timeouts, limits, retries, circuitBreaker, healthCheck, pool, writeBuffer, index);
+        timeouts, limits, retries, circuitBreaker, healthCheck, pool, writeBuffer, api, index);
   }
 
   /** A copy with {@code healthCheck}. */
   public ProxyConfig withHealthCheck(HealthCheckConfig healthCheck) {
     return new ProxyConfig(bind, port, backends, mockBackends, eventLoopThreads, policy, routing, admin,
-        timeouts, limits, retries, circuitBreaker, healthCheck, pool, writeBuffer, index);
+        timeouts, limits, retries, circuitBreaker, healthCheck, pool, writeBuffer, api, index);
   }
 
   /** A copy with {@code pool}. */
   public ProxyConfig withPool(PoolConfig pool) {
     return new ProxyConfig(bind, port, backends, mockBackends, eventLoopThreads, policy, routing, admin,
-        timeouts, limits, retries, circuitBreaker, healthCheck, pool, writeBuffer, index);
+        timeouts, limits, retries, circuitBreaker, healthCheck, pool, writeBuffer, api, index);
   }
 
   /** A copy with {@code writeBuffer}. */
   public ProxyConfig withWriteBuffer(WriteBufferConfig writeBuffer) {
     return new ProxyConfig(bind, port, backends, mockBackends, eventLoopThreads, policy, routing, admin,
-        timeouts, limits, retries, circuitBreaker, healthCheck, pool, writeBuffer, index);
+        timeouts, limits, retries, circuitBreaker, healthCheck, pool, writeBuffer, api, index);
   }
 
   /** A copy with {@code eventLoopThreads} ({@code 0}: Netty's default). */
   public ProxyConfig withEventLoopThreads(int eventLoopThreads) {
     return new ProxyConfig(bind, port, backends, mockBackends, eventLoopThreads, policy, routing, admin,
-        timeouts, limits, retries, circuitBreaker, healthCheck, pool, writeBuffer, index);
+        timeouts, limits, retries, circuitBreaker, healthCheck, pool, writeBuffer, api, index);
+  }
+
+  /** A copy with {@code api} (the engine paths API clients may reach). */
+  public ProxyConfig withApi(ApiConfig api) {
+    return new ProxyConfig(bind, port, backends, mockBackends, eventLoopThreads, policy, routing, admin,
+        timeouts, limits, retries, circuitBreaker, healthCheck, pool, writeBuffer, api, index);
   }
 
   /** A copy with {@code index}. */
   public ProxyConfig withIndex(IndexConfig index) {
     return new ProxyConfig(bind, port, backends, mockBackends, eventLoopThreads, policy, routing, admin,
-        timeouts, limits, retries, circuitBreaker, healthCheck, pool, writeBuffer, index);
+        timeouts, limits, retries, circuitBreaker, healthCheck, pool, writeBuffer, api, index);
   }
 }

@@ -15,11 +15,11 @@ import java.util.Arrays;
  * not a busy hyperthread sibling or cache contention. Same fleet, body and routing as
  * {@code RoutingBenchmark.routeRequest}, one thread.
  *
- * <p>Run (after building {@code bench/target/kvroute.jar}; arguments: requests per round, rounds,
+ * <p>Run (after building {@code microbench/target/microbench.jar}; arguments: requests per round, rounds,
  * the last round is reported):
  *
  * <pre>{@code
- * java -Xms1g -Xmx1g -cp bench/target/kvroute.jar dev.kvroute.bench.jmh.RoutingCpuTime 2000 3
+ * java -Xms1g -Xmx1g -cp microbench/target/microbench.jar dev.kvroute.bench.jmh.RoutingCpuTime 2000 3
  * }</pre>
  */
 public final class RoutingCpuTime {

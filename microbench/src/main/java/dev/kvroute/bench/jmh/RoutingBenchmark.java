@@ -64,10 +64,10 @@ import org.openjdk.jmh.annotations.Warmup;
  * Target: p99 under 1 ms (issue 2).
  *
  * <p>Run (after {@code mvn -B -q -o -pl router-core install -DskipTests} and
- * {@code mvn -B -q -o -pl bench package -DskipTests}):
+ * {@code mvn -B -q -pl microbench -am package -DskipTests}):
  *
  * <pre>{@code
- * java -cp bench/target/kvroute.jar org.openjdk.jmh.Main RoutingBenchmark -f 1 -wi 3 -i 5
+ * java -jar microbench/target/microbench.jar RoutingBenchmark -f 1 -wi 3 -i 5
  * }</pre>
  *
  * <p>Figures are in {@code docs/performance.md}.

@@ -21,7 +21,7 @@ import java.util.SplittableRandom;
  * <p>Run (single-threaded serial GC makes the heap figures repeatable):
  *
  * <pre>{@code
- * java -XX:+UseSerialGC -Xmx2g -cp bench/target/kvroute.jar dev.kvroute.bench.jmh.PrefixIndexMemory
+ * java -XX:+UseSerialGC -Xmx2g -cp microbench/target/microbench.jar dev.kvroute.bench.jmh.PrefixIndexMemory
  * }</pre>
  */
 public final class PrefixIndexMemory {

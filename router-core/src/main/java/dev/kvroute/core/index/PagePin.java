@@ -1,0 +1,50 @@
+package dev.kvroute.core.index;
+
+/**
+ * The pins one {@link RadixPrefixIndex#insertAndPin} took: the first {@code pages} pages of
+ * {@code prompt} in {@code view}, of which the last {@code created} were added by that insert, at
+ * {@code walkTime}. Ended once; a no-op if the view was removed meanwhile (even if its backend was
+ * added again: that is a new view). What confirming, releasing and abandoning do to the view is in
+ * {@link PrefixIndex.Pin}; the index does it under its write lock.
+ *
+ * <p>Thread-safe through the index's lock.
+ */
+final class PagePin implements PrefixIndex.Pin {
+  final RadixPrefixIndex index;
+  final RecencyView view;
+  final HashedPrompt prompt;
+  final int pages;
+  final int created;
+  final long walkTime;
+  boolean ended; // guarded by the index's write lock
+
+  PagePin(RadixPrefixIndex index, RecencyView view, HashedPrompt prompt, int pages, int created,
+      long walkTime) {
+    this.index = index;
+    this.view = view;
+    this.prompt = prompt;
+    this.pages = pages;
+    this.created = created;
+    this.walkTime = walkTime;
+  }
+
+  @Override
+  public void confirm() {
+    if (view.provisionalPin != this) {
+      // the usual case under load: a later change already settled the view; no write lock taken
+      // (an unsynchronized read: a stale answer either way only delays the settling to that change)
+      return;
+    }
+    index.confirm(this);
+  }
+
+  @Override
+  public void release() {
+    index.end(this, false);
+  }
+
+  @Override
+  public void abandon() {
+    index.end(this, true);
+  }
+}

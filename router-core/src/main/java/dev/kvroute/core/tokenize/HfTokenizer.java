@@ -1,0 +1,206 @@
+package dev.kvroute.core.tokenize;
+
+import ai.djl.huggingface.tokenizers.Encoding;
+import ai.djl.huggingface.tokenizers.HuggingFaceTokenizer;
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * A HuggingFace {@code tokenizer.json} through DJL's binding of the Rust {@code tokenizers} crate
+ * (the library transformers' fast tokenizers and vLLM use), encoding with {@code
+ * add_special_tokens=False} as vLLM does for chat prompts: special tokens appear only where the
+ * text (the rendered chat template) spells them.
+ *
+ * <p>The native library ships inside the DJL jar (linux-x86_64, linux-aarch64, macOS, Windows) and
+ * is extracted to DJL's cache directory ({@code ~/.djl.ai}, or {@code DJL_CACHE_DIR}) on first use;
+ * {@code ai.djl.offline} is set so that DJL never tries to download one.
+ *
+ * <p>{@link #splitAfterSpecialTokens} cuts a text right after each added token that the tokenizer
+ * matches before normalization ({@code normalized: false}) and that strips no whitespace to its
+ * right: the library splits its input at those tokens first and encodes the pieces between them
+ * independently, so the tokens of the whole text are the concatenation of the pieces' tokens. That
+ * holds unless a piece's encoding depends on its position (a {@code Metaspace} pre-tokenizer or a
+ * {@code Prepend} normalizer, which add a prefix to the first piece only); for such tokenizers
+ * {@link #splittable()} is false and the text is never cut.
+ *
+ * <p>Thread-safe (the native tokenizer is immutable once loaded).
+ */
+final class HfTokenizer implements Tokenizer {
+  private static final ObjectMapper MAPPER = new ObjectMapper();
+
+  static {
+    if (System.getProperty("ai.djl.offline") == null) {
+      System.setProperty("ai.djl.offline", "true");
+    }
+  }
+
+  private final HuggingFaceTokenizer tokenizer;
+  private final String name;
+  /** Added tokens that end an independent piece, longest first within each first character. */
+  private final String[] boundaryTokens;
+  /** Every added token matched before normalization (matching must see them all, leftmost-longest). */
+  private final String[] rawAddedTokens;
+  /** Added tokens by first character, longest first; null where no token starts with it. */
+  private final Map<Character, String[]> byFirstChar;
+  private final java.util.BitSet firstChars = new java.util.BitSet(Character.MAX_VALUE + 1);
+  private final boolean splittable;
+
+  private HfTokenizer(HuggingFaceTokenizer tokenizer, String name, JsonNode json) {
+    this.tokenizer = tokenizer;
+    this.name = name;
+    List<String> raw = new ArrayList<>();
+    List<String> boundaries = new ArrayList<>();
+    for (JsonNode t : json.path("added_tokens")) {
+      String content = t.path("content").asText("");
+      if (content.isEmpty() || t.path("normalized").asBoolean(false)) {
+        continue;
+      }
+      raw.add(content);
+      if (!t.path("rstrip").asBoolean(false) && !t.path("single_word").asBoolean(false)) {
+        boundaries.add(content);
+      }
+    }
+    Comparator<String> longestFirst = Comparator.comparingInt(String::length).reversed();
+    raw.sort(longestFirst);
+    boundaries.sort(longestFirst);
+    this.rawAddedTokens = raw.toArray(String[]::new);
+    this.boundaryTokens = boundaries.toArray(String[]::new);
+    Map<Character, List<String>> grouped = new java.util.HashMap<>();
+    for (String t : rawAddedTokens) {
+      grouped.computeIfAbsent(t.charAt(0), k -> new ArrayList<>()).add(t);
+      firstChars.set(t.charAt(0));
+    }
+    Map<Character, String[]> frozen = new java.util.HashMap<>();
+    grouped.forEach((k, v) -> frozen.put(k, v.toArray(String[]::new)));
+    this.byFirstChar = Map.copyOf(frozen);
+    String described = json.path("pre_tokenizer").toString() + json.path("normalizer").toString();
+    this.splittable = !described.contains("\"Metaspace\"") && !described.contains("\"Prepend\"");
+  }
+
+  /**
+   * Loads {@code tokenizer.json} ({@code path} is the file or the directory holding it).
+   *
+   * @throws IllegalArgumentException if there is no such file or the library rejects it
+   * @throws IOException if it cannot be read
+   */
+  static HfTokenizer load(Path path) throws IOException {
+    Path file = Files.isDirectory(path) ? path.resolve("tokenizer.json") : path;
+    if (!Files.isRegularFile(file)) {
+      throw new IllegalArgumentException(path + ": no tokenizer.json (expected a tokenizer.json file "
+          + "or a directory holding one)");
+    }
+    JsonNode json;
+    try {
+      json = MAPPER.readTree(file.toFile());
+    } catch (IOException e) {
+      throw new IllegalArgumentException(file + ": not a tokenizer.json (" + e.getMessage() + ")", e);
+    }
+    if (json == null || !json.isObject() || !json.has("model")) {
+      throw new IllegalArgumentException(file + ": not a tokenizer.json (expected an object with a model)");
+    }
+    HuggingFaceTokenizer native_;
+    try {
+      native_ = HuggingFaceTokenizer.newInstance(file, Map.of(
+          "addSpecialTokens", "false", "truncation", "false", "padding", "false", "maxLength", "-1"));
+    } catch (RuntimeException e) {
+      throw new IllegalArgumentException(file + ": the tokenizers library rejected it (" + e.getMessage() + ")", e);
+    }
+    Path dir = file.toAbsolutePath().getParent();
+    return new HfTokenizer(native_, "hf:" + (dir == null ? file : dir.getFileName()), json);
+  }
+
+  @Override
+  public int[] encode(String text) {
+    if (text.isEmpty()) {
+      return new int[0];
+    }
+    Encoding e = tokenizer.encode(text, false, false);
+    long[] ids = e.getIds();
+    int[] out = new int[ids.length];
+    for (int i = 0; i < ids.length; i++) {
+      out[i] = (int) ids[i];
+    }
+    return out;
+  }
+
+  @Override
+  public String decode(int[] tokenIds) {
+    long[] ids = new long[tokenIds.length];
+    for (int i = 0; i < ids.length; i++) {
+      if (tokenIds[i] < 0) {
+        throw new IllegalArgumentException("token id " + tokenIds[i] + " (expected: >= 0)");
+      }
+      ids[i] = tokenIds[i];
+    }
+    return tokenizer.decode(ids, false);
+  }
+
+  @Override
+  public String name() {
+    return name;
+  }
+
+  /** Whether cutting a text after special tokens keeps its tokens (see the type's documentation). */
+  boolean splittable() {
+    return splittable;
+  }
+
+  /**
+   * The offsets just after each boundary token in {@code text}, found as the library matches added
+   * tokens (leftmost, longest), in increasing order; empty when the tokenizer is not
+   * {@link #splittable()}.
+   */
+  int[] splitAfterSpecialTokens(String text) {
+    if (!splittable || boundaryTokens.length == 0) {
+      return new int[0];
+    }
+    int[] cuts = new int[16];
+    int n = 0;
+    int i = 0;
+    int len = text.length();
+    while (i < len) {
+      if (!firstChars.get(text.charAt(i))) {
+        i++;
+        continue;
+      }
+      String match = longestAt(text, i);
+      if (match == null) {
+        i++;
+        continue;
+      }
+      i += match.length();
+      if (isBoundary(match)) {
+        if (n == cuts.length) {
+          cuts = java.util.Arrays.copyOf(cuts, 2 * n);
+        }
+        cuts[n++] = i;
+      }
+    }
+    return java.util.Arrays.copyOf(cuts, n);
+  }
+
+  private String longestAt(String text, int at) {
+    for (String t : byFirstChar.get(text.charAt(at))) { // longest first
+      if (text.startsWith(t, at)) {
+        return t;
+      }
+    }
+    return null;
+  }
+
+  private boolean isBoundary(String token) {
+    for (String b : boundaryTokens) {
+      if (b.equals(token)) {
+        return true;
+      }
+    }
+    return false;
+  }
+}

@@ -1,0 +1,150 @@
+package dev.kvroute.core.tokenize;
+
+import com.github.benmanes.caffeine.cache.Cache;
+import com.github.benmanes.caffeine.cache.Caffeine;
+import dev.kvroute.core.request.Endpoint;
+import dev.kvroute.core.request.InvalidRequestException;
+import dev.kvroute.core.request.PromptSegment;
+import dev.kvroute.core.request.RequestView;
+import dev.kvroute.core.request.TextHash;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Objects;
+
+/**
+ * {@link PromptTokenizer} with a model's own tokenizer and chat template: a chat request is rendered
+ * by its {@link ChatTemplate} from the request body (or, for a view built from segments, from its
+ * role and text pairs), and the text is encoded with {@code add_special_tokens=False}, as vLLM does.
+ *
+ * <p>What is cached. The whole conversation is rendered on every request (the template decides
+ * what each message looks like, possibly from messages after it or from its position, e.g. Qwen3
+ * drops the reasoning of assistant turns before the last user query). The rendered text is then cut
+ * right after special tokens ({@link HfTokenizer#splitAfterSpecialTokens}) into chunks of at least
+ * {@value #MIN_CHUNK_CHARS} characters (greedily from the start), and each chunk's tokens are kept in
+ * a byte-bounded cache keyed by the {@link TextHash} of its text. The tokenizer encodes the pieces
+ * between special tokens independently, so the concatenated chunk tokens equal the tokens of the
+ * whole text; a multi-turn request finds every chunk of its unchanged history in the cache (the
+ * chunking of a shared prefix is the same) and encodes only the chunks that changed: its new
+ * messages, the generation prompt, and any message the template renders differently than last
+ * time. Tokenizers whose pieces depend on their position are never cut (one chunk per prompt).
+ *
+ * <p>Completions and SGLang prompts: each text segment is one cached piece; token ids are used as
+ * given.
+ *
+ * <p>Thread-safe.
+ */
+final class TemplatePromptTokenizer implements PromptTokenizer {
+  /** Smallest chunk worth a cache entry (shorter runs between special tokens are merged). */
+  static final int MIN_CHUNK_CHARS = 256;
+
+  private final HfTokenizer tokenizer;
+  private final ChatTemplate template;
+  private final Cache<TextHash, int[]> cache;
+
+  TemplatePromptTokenizer(HfTokenizer tokenizer, ChatTemplate template, long maxCacheBytes) {
+    this.tokenizer = Objects.requireNonNull(tokenizer, "tokenizer");
+    this.template = Objects.requireNonNull(template, "template");
+    if (maxCacheBytes < 0) {
+      throw new IllegalArgumentException("maxCacheBytes: " + maxCacheBytes + " (expected: >= 0)");
+    }
+    this.cache = Caffeine.newBuilder()
+        .maximumWeight(maxCacheBytes)
+        .weigher((TextHash k, int[] v) ->
+            (int) Math.min(Integer.MAX_VALUE, 4L * v.length + CachingPromptTokenizer.PIECE_OVERHEAD_BYTES))
+        .executor(Runnable::run)
+        .build();
+  }
+
+  @Override
+  public int[] tokenize(RequestView view) {
+    if (view.endpoint() != Endpoint.CHAT_COMPLETIONS || view.body() == null) {
+      return tokenize(view.endpoint(), view.segments());
+    }
+    ChatInput input;
+    try {
+      RequestView.Body b = view.body();
+      input = ChatInput.fromBody(b.bytes(), b.offset(), b.length(), template.stringContent());
+    } catch (InvalidRequestException e) {
+      throw new ChatTemplateException(e.getMessage(), e);
+    }
+    return tokenizeText(template.render(input));
+  }
+
+  @Override
+  public int[] tokenize(Endpoint endpoint, List<PromptSegment> segments) {
+    if (endpoint == Endpoint.CHAT_COMPLETIONS) {
+      return tokenizeText(template.render(ChatInput.fromSegments(segments)));
+    }
+    List<int[]> pieces = new ArrayList<>(segments.size());
+    for (PromptSegment s : segments) {
+      pieces.add(s.isTokens() ? s.tokenIds() : cache.get(s.textHash(), k -> tokenizer.encode(s.text())));
+    }
+    return concat(pieces);
+  }
+
+  /** The tokens of a rendered prompt, chunk by chunk through the cache. */
+  int[] tokenizeText(String text) {
+    int[] cuts = tokenizer.splitAfterSpecialTokens(text);
+    List<int[]> pieces = new ArrayList<>(cuts.length / 2 + 2);
+    int start = 0;
+    for (int cut : cuts) {
+      if (cut - start >= MIN_CHUNK_CHARS) {
+        pieces.add(chunk(text.substring(start, cut)));
+        start = cut;
+      }
+    }
+    if (start < text.length()) {
+      pieces.add(chunk(text.substring(start)));
+    }
+    return concat(pieces);
+  }
+
+  private int[] chunk(String text) {
+    return cache.get(TextHash.of(text), k -> tokenizer.encode(text));
+  }
+
+  private static int[] concat(List<int[]> pieces) {
+    long total = 0;
+    for (int[] p : pieces) {
+      total += p.length;
+    }
+    if (total > Integer.MAX_VALUE - 8) {
+      throw new IllegalArgumentException("prompt: " + total + " tokens (expected: fewer than 2^31)");
+    }
+    if (pieces.size() == 1) {
+      return pieces.get(0).clone();
+    }
+    int[] out = new int[(int) total];
+    int at = 0;
+    for (int[] p : pieces) {
+      System.arraycopy(p, 0, out, at, p.length);
+      at += p.length;
+    }
+    return out;
+  }
+
+  /** The prompt text of a chat request body, as the template renders it (for tests and tools). */
+  String render(ChatInput input) {
+    return template.render(input);
+  }
+
+  ChatTemplate template() {
+    return template;
+  }
+
+  @Override
+  public int[] encode(String piece) {
+    return cache.get(TextHash.of(piece), k -> tokenizer.encode(piece)).clone();
+  }
+
+  @Override
+  public Tokenizer tokenizer() {
+    return tokenizer;
+  }
+
+  @Override
+  public long cachedPieces() {
+    cache.cleanUp();
+    return cache.estimatedSize();
+  }
+}
