@@ -2,6 +2,9 @@ package dev.kvroute.cli;
 
 import dev.kvroute.bench.workload.FleetSpec;
 import dev.kvroute.bench.workload.SeedWorkload;
+import dev.kvroute.engine.kvevents.BlockHashFormat;
+import dev.kvroute.engine.kvevents.KvEventLayout;
+import dev.kvroute.engine.kvevents.KvEventsConfig;
 import dev.kvroute.engine.model.CostModel;
 import dev.kvroute.engine.model.EngineConfig;
 import dev.kvroute.engine.model.EngineConfig.SchedulerKind;
@@ -171,6 +174,22 @@ public final class MockEngineCommand implements Callable<Integer> {
       description = "Event-loop threads shared by the replicas; 0 = min(replicas, CPUs) (default: ${DEFAULT-VALUE}).")
   int ioThreads;
 
+  @Option(names = "--kv-events-config",
+      description = "Publish vLLM's KV events: vLLM's JSON, e.g. '{\"enable_kv_cache_events\": true, \"publisher\":"
+          + " \"zmq\", \"endpoint\": \"tcp://*:5557\", \"replay_endpoint\": \"tcp://*:5558\", \"topic\":"
+          + " \"kv-events\"}' (also buffer_steps, hwm, max_queue_size). Replica i adds i to both ports.")
+  String kvEventsConfig;
+
+  @Option(names = "--kv-events-layout", defaultValue = "current",
+      description = "KV event fields: current (vLLM >= 0.24: tagged maps) or legacy (vLLM 0.10.2-0.11: tagged"
+          + " arrays) (default: ${DEFAULT-VALUE}).")
+  String kvEventsLayout;
+
+  @Option(names = "--kv-events-block-hashes", defaultValue = "int",
+      description = "Block hashes as int (vLLM's default, VLLM_KV_EVENTS_USE_INT_BLOCK_HASHES=1) or bytes (=0)"
+          + " (default: ${DEFAULT-VALUE}).")
+  String kvEventsBlockHashes;
+
   /**
    * The options these flags describe.
    *
@@ -217,10 +236,20 @@ public final class MockEngineCommand implements Callable<Integer> {
           .faultProbability(faultProbability)
           .health(HealthFault.parse(healthFault))
           .ioThreads(ioThreads)
+          .kvEvents(kvEvents())
           .build();
     } catch (IllegalArgumentException e) {
       throw new ParameterException(spec.commandLine(), withFlagName(e.getMessage()), e);
     }
+  }
+
+  private KvEventsConfig kvEvents() {
+    KvEventLayout layout = KvEventLayout.fromCliName(kvEventsLayout);
+    BlockHashFormat format = BlockHashFormat.fromCliName(kvEventsBlockHashes);
+    if (kvEventsConfig == null) {
+      return KvEventsConfig.DISABLED;
+    }
+    return KvEventsConfig.parse(kvEventsConfig, layout, format);
   }
 
   /**
@@ -309,7 +338,9 @@ public final class MockEngineCommand implements Callable<Integer> {
         replicas, options.modelName(), e.scheduler().cliName(), e.cost(), e.numGpuBlocks(), e.blockSizeTokens(),
         e.maxModelLen(), options.timeScale());
     for (MockEngineServer s : fleet.replicas()) {
-      out.println("  " + s.url());
+      out.println("  " + s.url() + (s.kvEventsEndpoint() == null ? ""
+          : "  KV events " + s.kvEventsEndpoint()
+              + (s.kvEventsReplayEndpoint() == null ? "" : ", replay " + s.kvEventsReplayEndpoint())));
     }
     out.flush();
     stopped.await();

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.kvroute.core.index.PrefixIndex;
+import dev.kvroute.core.index.ReferencePrefixIndex;
 import dev.kvroute.core.load.BackendLoad;
 import dev.kvroute.core.load.LoadTracker;
 import dev.kvroute.core.policy.Candidate;
@@ -37,7 +38,7 @@ class RouterCoreTest {
   private static final BackendId C = BackendId.of("c");
   private static final List<BackendId> ALL = List.of(A, B, C);
 
-  private final NaivePrefixIndex index = new NaivePrefixIndex(PAGE);
+  private final ReferencePrefixIndex index = new ReferencePrefixIndex(PAGE);
   private final LoadTracker loads = LoadTracker.create();
 
   private RouterCore core(RoutingPolicy policy) {

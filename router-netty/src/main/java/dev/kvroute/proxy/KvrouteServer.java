@@ -255,6 +255,11 @@ public final class KvrouteServer implements AutoCloseable {
     return config;
   }
 
+  /** The event loops serving client connections (for tests that watch what they do). */
+  EventLoopGroup eventLoops() {
+    return workers;
+  }
+
   /** The routing core (index, loads, policy) of this proxy. */
   public RouterCore core() {
     return core;

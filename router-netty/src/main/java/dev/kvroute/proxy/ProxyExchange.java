@@ -9,15 +9,14 @@ import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ConnectTimeoutException;
 import io.netty.channel.EventLoop;
 import io.netty.handler.codec.http.DefaultFullHttpRequest;
+import io.netty.handler.codec.http.DefaultHttpHeaders;
 import io.netty.handler.codec.http.DefaultHttpResponse;
 import io.netty.handler.codec.http.DefaultLastHttpContent;
 import io.netty.handler.codec.http.FullHttpRequest;
 import io.netty.handler.codec.http.FullHttpResponse;
 import io.netty.handler.codec.http.HttpContent;
 import io.netty.handler.codec.http.HttpHeaderNames;
-import io.netty.handler.codec.http.HttpHeaderValues;
 import io.netty.handler.codec.http.HttpHeaders;
-import io.netty.handler.codec.http.HttpMethod;
 import io.netty.handler.codec.http.HttpObject;
 import io.netty.handler.codec.http.HttpResponse;
 import io.netty.handler.codec.http.HttpResponseStatus;
@@ -72,6 +71,11 @@ import java.util.concurrent.TimeUnit;
  * upstream request still running, records usage and metrics, releases the request body and hands
  * the client connection back to {@link ProxyHandler}. A client that goes away closes the upstream
  * connection at once, which is how vLLM and SGLang abort a request.
+ *
+ * <p>One unit of about 700 lines because it is one state machine: attempts, both timers, the relay
+ * and the exactly-once finish read and write the same per-request state on one event loop. Its pure
+ * parts live beside it: {@link HeaderRewrite} (headers), {@link UsageScanner} (usage), {@link
+ * Timeline} (timing).
  *
  * <p>Not thread-safe: everything runs on the client channel's event loop, which is also the upstream
  * channel's.
@@ -174,35 +178,64 @@ final class ProxyExchange implements UpstreamHandler.Listener {
         ids.add(b.id());
       }
       long t0 = px.ticker().nanos();
+      if (promptTokens != null) {
+        // a large prompt: its index work leaves the event loop, as its tokenizing did
+        if (!OffLoopRouting.route(px, loop, promptTokens, view.sessionKey(), ids,
+            (r, failure) -> onRouted(ids, t0, r, failure))) {
+          respondError(HttpResponseStatus.SERVICE_UNAVAILABLE,
+              "too many large requests waiting to be routed; retry later", Outcome.UNAVAILABLE);
+        }
+        return;
+      }
       RouterCore.Routed r;
       try {
-        r = promptTokens != null
-            ? px.core().route(promptTokens, view.sessionKey(), ids)
-            : px.core().route(view, ids);
-      } catch (IllegalStateException e) {
-        // every candidate was removed between the snapshot and the decision
-        tried.addAll(ids);
-        attempt();
-        return;
+        r = px.core().route(view, ids);
       } catch (RuntimeException e) {
-        LOG.log(Level.ERROR, requestId + ": routing failed", e);
-        respondError(HttpResponseStatus.INTERNAL_SERVER_ERROR, "routing failed: " + e, Outcome.FAILED);
+        onRouted(ids, t0, null, e);
         return;
       }
-      px.metrics().decision(r.decision().rule(), px.ticker().nanos() - t0);
-      Backend chosen = px.backends().get(r.decision().backend());
-      if (chosen == null) {
-        r.lease().releaseUnserved();
-        tried.add(r.decision().backend());
-        attempt();
-        return;
-      }
-      routed = r;
-      backend = chosen;
-      px.metrics().predicted(chosen.id().name(), r.promptTokens().length, r.predictedCachedTokens());
-    } else {
-      backend = px.backends().pickPassthrough(candidates);
+      onRouted(ids, t0, r, null);
+      return;
     }
+    backend = px.backends().pickPassthrough(candidates);
+    routedTo();
+  }
+
+  /** Continues a generation request once the core routed it ({@code r}) or failed to. */
+  private void onRouted(List<BackendId> ids, long t0, RouterCore.Routed r, RuntimeException failure) {
+    if (done) {
+      // the client went away (or the request timed out) while a large prompt was being routed
+      if (r != null) {
+        r.lease().releaseUnserved();
+      }
+      return;
+    }
+    if (failure instanceof IllegalStateException) {
+      // every candidate was removed between the snapshot and the decision
+      tried.addAll(ids);
+      attempt();
+      return;
+    }
+    if (failure != null) {
+      LOG.log(Level.ERROR, requestId + ": routing failed", failure);
+      respondError(HttpResponseStatus.INTERNAL_SERVER_ERROR, "routing failed: " + failure, Outcome.FAILED);
+      return;
+    }
+    px.metrics().decision(r.decision().rule(), px.ticker().nanos() - t0);
+    Backend chosen = px.backends().get(r.decision().backend());
+    if (chosen == null) {
+      r.lease().releaseUnserved();
+      tried.add(r.decision().backend());
+      attempt();
+      return;
+    }
+    routed = r;
+    backend = chosen;
+    px.metrics().predicted(chosen.id().name(), r.promptTokens().length, r.predictedCachedTokens());
+    routedTo();
+  }
+
+  private void routedTo() {
     tried.add(backend.id());
     timeline.mark(Lifecycle.ROUTED, px.ticker().nanos(), backend.id().name());
     connect(false);
@@ -249,24 +282,13 @@ final class ProxyExchange implements UpstreamHandler.Listener {
   }
 
   private FullHttpRequest upstreamRequest() {
-    DefaultFullHttpRequest out = new DefaultFullHttpRequest(HttpVersion.HTTP_1_1, request.method(),
-        backend.config().basePath() + request.uri(), request.content().retainedDuplicate());
-    HttpHeaders h = out.headers();
-    Headers.copyEndToEnd(request.headers(), h, HttpHeaderNames.HOST, HttpHeaderNames.EXPECT, Headers.X_REQUEST_ID);
-    h.set(HttpHeaderNames.HOST, backend.config().authority());
-    h.set(Headers.X_REQUEST_ID, requestId);
     SocketAddress remote = client.channel().remoteAddress();
-    if (remote instanceof InetSocketAddress) {
-      String ip = ((InetSocketAddress) remote).getAddress().getHostAddress();
-      String prior = request.headers().get(Headers.X_FORWARDED_FOR);
-      h.set(Headers.X_FORWARDED_FOR, prior == null ? ip : prior + ", " + ip);
-    }
-    int length = out.content().readableBytes();
-    HttpMethod m = request.method();
-    if (length > 0 || m.equals(HttpMethod.POST) || m.equals(HttpMethod.PUT) || m.equals(HttpMethod.PATCH)) {
-      h.setInt(HttpHeaderNames.CONTENT_LENGTH, length);
-    }
-    return out;
+    String ip = remote instanceof InetSocketAddress ? ((InetSocketAddress) remote).getAddress().getHostAddress() : null;
+    HttpHeaders h = HeaderRewrite.upstreamRequest(request.headers(), request.method(),
+        request.content().readableBytes(), backend.config().authority(), requestId, ip);
+    return new DefaultFullHttpRequest(HttpVersion.HTTP_1_1, request.method(),
+        backend.config().basePath() + request.uri(), request.content().retainedDuplicate(), h,
+        new DefaultHttpHeaders());
   }
 
   @Override
@@ -330,32 +352,13 @@ final class ProxyExchange implements UpstreamHandler.Listener {
   }
 
   private HttpResponse clientResponse(HttpResponse resp) {
-    HttpResponse out = new DefaultHttpResponse(HttpVersion.HTTP_1_1, resp.status());
-    HttpHeaders h = out.headers();
-    Headers.copyEndToEnd(resp.headers(), h);
-    h.set(Headers.KVROUTE_BACKEND, backend.id().name());
-    if (!h.contains(Headers.X_REQUEST_ID)) {
-      h.set(Headers.X_REQUEST_ID, requestId);
+    HeaderRewrite.ClientHead head = HeaderRewrite.clientResponse(resp, backend.id().name(), requestId,
+        request.method(), request.protocolVersion(),
+        clientKeepAlive && !closeClientAfterResponse && !px.clients().draining());
+    if (head.closeAfter()) {
+      closeClientAfterResponse = true;
     }
-    int code = resp.status().code();
-    boolean bodyless = code == 204 || code == 304 || request.method().equals(HttpMethod.HEAD);
-    boolean upstreamChunked = HttpUtil.isTransferEncodingChunked(resp);
-    long length = upstreamChunked ? -1 : HttpUtil.getContentLength(resp, -1L);
-    if (length >= 0) {
-      h.set(HttpHeaderNames.CONTENT_LENGTH, length);
-    } else if (!bodyless) {
-      if (request.protocolVersion().equals(HttpVersion.HTTP_1_0)) {
-        closeClientAfterResponse = true; // HTTP/1.0 has no chunked framing: the close ends the body
-      } else {
-        h.set(HttpHeaderNames.TRANSFER_ENCODING, HttpHeaderValues.CHUNKED);
-      }
-    }
-    if (!clientKeepAlive || closeClientAfterResponse || px.clients().draining()) {
-      h.set(HttpHeaderNames.CONNECTION, HttpHeaderValues.CLOSE);
-    } else if (request.protocolVersion().equals(HttpVersion.HTTP_1_0)) {
-      h.set(HttpHeaderNames.CONNECTION, HttpHeaderValues.KEEP_ALIVE);
-    }
-    return out;
+    return new DefaultHttpResponse(HttpVersion.HTTP_1_1, resp.status(), head.headers());
   }
 
   private void onResponseContent(HttpContent c) {

@@ -1,9 +1,5 @@
 package dev.kvroute.proxy;
 
-import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.ObjectMapper;
-import com.fasterxml.jackson.databind.node.ArrayNode;
-import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.kvroute.core.request.Endpoint;
 import dev.kvroute.core.request.InvalidRequestException;
 import dev.kvroute.core.request.RequestView;
@@ -28,11 +24,8 @@ import io.netty.util.ReferenceCountUtil;
 import java.lang.System.Logger.Level;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayDeque;
-import java.util.ArrayList;
-import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
-import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
@@ -70,7 +63,6 @@ import java.util.concurrent.TimeUnit;
  */
 final class ProxyHandler extends ChannelInboundHandlerAdapter {
   private static final System.Logger LOG = System.getLogger(ProxyHandler.class.getName());
-  private static final ObjectMapper JSON = new ObjectMapper();
   /**
    * Bodies at least this large are parsed and tokenized off the event loop: 256 KiB of text is about
    * 60 ms of tokenizing when none of it is cached, long enough to delay every other connection of
@@ -441,8 +433,8 @@ final class ProxyHandler extends ChannelInboundHandlerAdapter {
   }
 
   /**
-   * {@code GET /v1/models}: asks every routable backend and merges the {@code data} lists (first
-   * occurrence of each model id wins). 503 when no backend is routable, 502 when none answered.
+   * {@code GET /v1/models}: the merged list of the routable backends' models ({@link ModelList}). 503
+   * when no backend is routable, 502 when none answered.
    */
   private void mergedModels(FullHttpRequest req) {
     List<Backend> backends = px.backends().routable(Set.of());
@@ -464,42 +456,15 @@ final class ProxyHandler extends ChannelInboundHandlerAdapter {
       ctx.writeAndFlush(r).addListener((ChannelFutureListener) f -> exchangeDone(f.isSuccess() && keepAlive));
       return;
     }
-    List<CompletableFuture<ControlClient.Response>> answers = new ArrayList<>();
-    for (Backend b : backends) {
-      answers.add(px.control().get(b.config(), "/v1/models", forward, px.config().healthCheck().timeout()
-          .plus(px.config().timeouts().connect())));
-    }
-    CompletableFuture.allOf(answers.toArray(CompletableFuture[]::new)).handle((x, e) -> null)
-        .thenRun(() -> ctx.executor().execute(() -> {
-          ObjectNode merged = JSON.createObjectNode();
-          merged.put("object", "list");
-          ArrayNode data = merged.putArray("data");
-          Set<String> ids = new HashSet<>();
-          int answered = 0;
-          for (CompletableFuture<ControlClient.Response> a : answers) {
-            ControlClient.Response r = a.isCompletedExceptionally() ? null : a.join();
-            if (r == null || !r.ok()) {
-              continue;
-            }
-            try {
-              JsonNode models = JSON.readTree(r.body()).path("data");
-              answered++;
-              for (JsonNode m : models) {
-                if (ids.add(m.path("id").asText())) {
-                  data.add(m);
-                }
-              }
-            } catch (java.io.IOException ignored) {
-              // a backend answering garbage contributes nothing
-            }
-          }
+    ModelList.ask(px, backends, forward)
+        .thenAccept(models -> ctx.executor().execute(() -> {
           FullHttpResponse r;
           Outcome outcome;
-          if (answered == 0) {
+          if (!models.anyAnswered()) {
             r = HttpErrors.response(ctx.alloc(), HttpResponseStatus.BAD_GATEWAY, "no backend answered /v1/models", null, keepAlive);
             outcome = Outcome.FAILED;
           } else {
-            r = text(HttpResponseStatus.OK, "application/json", merged.toString());
+            r = text(HttpResponseStatus.OK, "application/json", models.json());
             outcome = Outcome.SUCCESS;
           }
           r.headers().set(Headers.X_REQUEST_ID, requestId);

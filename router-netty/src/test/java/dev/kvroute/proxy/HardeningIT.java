@@ -33,7 +33,8 @@ final class HardeningIT {
   static final ServerExtension<KvrouteServer> ROUTER = new ServerExtension<>(() -> KvrouteServer.start(
       ProxyConfig.defaults().withPort(0).withPolicy("round-robin")
           .withAdmin(new AdminConfig(0, "127.0.0.1", "s3cret", false, 4096, Duration.ofMillis(800), Duration.ofMillis(800)))
-          .withHealthCheck(new HealthCheckConfig(true, "/health", Duration.ofMillis(200), Duration.ofSeconds(1), 2, 1, Duration.ZERO))
+          // no probes: a busy machine must not turn the one backend unhealthy under these tests
+          .withHealthCheck(new HealthCheckConfig(false, "/health", Duration.ofSeconds(5), Duration.ofSeconds(5), 2, 1, Duration.ZERO))
           .withBackendUrls(List.of(ENGINE.get().uri()))));
 
   static RawHttp api() throws Exception {
@@ -179,6 +180,23 @@ final class HardeningIT {
         RawHttp.Response r = c.read();
         assertThat(r.status()).isEqualTo(200);
         assertThat(r.header("connection")).isEqualToIgnoringCase("keep-alive");
+      }
+    }
+  }
+
+  @Test
+  void http10KeepAliveWasMissingOnTheRoutersOwnUpstreamErrors() throws Exception {
+    // a backend that refuses connections: the router answers 502 itself, after its retries
+    try (KvrouteServer r = KvrouteServer.start(ProxyConfig.defaults().withPort(0).withAdminPort(-1)
+        .withHealthCheck(new HealthCheckConfig(false, "/health", Duration.ofSeconds(5), Duration.ofSeconds(1), 2, 1, Duration.ZERO))
+        .withBackendUrls(List.of(URI.create("http://127.0.0.1:1"))));
+        RawHttp c = new RawHttp(r.port())) {
+      for (int i = 0; i < 2; i++) {
+        c.send("POST /v1/chat/completions HTTP/1.0\r\nConnection: keep-alive\r\nContent-Type: application/json\r\n"
+            + "Content-Length: " + CHAT.length() + "\r\n\r\n" + CHAT);
+        RawHttp.Response resp = c.read();
+        assertThat(resp.status()).isEqualTo(502);
+        assertThat(resp.header("connection")).isEqualToIgnoringCase("keep-alive");
       }
     }
   }

@@ -1,12 +1,15 @@
 package dev.kvroute.engine.server;
 
+import dev.kvroute.engine.kvevents.ZmqKvEventPublisher;
 import dev.kvroute.engine.model.EngineListener;
 import dev.kvroute.engine.model.EngineModel;
 import dev.kvroute.engine.model.EngineRequest;
+import dev.kvroute.engine.model.KvCacheEvent;
 import io.netty.channel.EventLoop;
 import io.netty.util.concurrent.ScheduledFuture;
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
 
@@ -65,6 +68,10 @@ final class EngineDriver implements EngineListener {
   private final Map<Long, Tracked> tracked = new HashMap<>();
   private final ArrayList<Sink> dirty = new ArrayList<>();
   private final ArrayList<Long> deferredAborts = new ArrayList<>();
+  /** Where the model's KV events go, or null when the engine does not publish them. */
+  private final ZmqKvEventPublisher kvEvents;
+  /** Epoch nanoseconds at {@link #startWall}: a batch's {@code ts} is this plus its model time / K. */
+  private final long startEpochNanos;
   private ScheduledFuture<?> timer;
   private long timerModelNanos = Long.MAX_VALUE;
   /** Wall nanoseconds since start at which the pending timer is due (its slack included). */
@@ -73,11 +80,38 @@ final class EngineDriver implements EngineListener {
   private long nextId = 1;
 
   EngineDriver(EventLoop loop, EngineModel model, double timeScale, long startWall, EngineMetrics metrics) {
+    this(loop, model, timeScale, startWall, metrics, null, 0);
+  }
+
+  /**
+   * A driver that publishes the model's KV events to {@code kvEvents} (null for none), each batch
+   * stamped with the wall-clock time of its step: {@code startEpochNanos + modelNanos / K}, in epoch
+   * seconds, as vLLM stamps {@code time.time()}.
+   */
+  EngineDriver(EventLoop loop, EngineModel model, double timeScale, long startWall, EngineMetrics metrics,
+      ZmqKvEventPublisher kvEvents, long startEpochNanos) {
     this.loop = loop;
     this.model = model;
     this.timeScale = timeScale;
     this.startWall = startWall;
     this.metrics = metrics;
+    this.kvEvents = kvEvents;
+    this.startEpochNanos = startEpochNanos;
+  }
+
+  /** Resets the model's prefix cache now (vLLM's {@code /reset_prefix_cache}); false if blocks are in use. */
+  boolean resetPrefixCache() {
+    long now = modelNow();
+    advance(now);
+    advancing = true;
+    boolean reset;
+    try {
+      reset = model.resetPrefixCache(now, this);
+    } finally {
+      advancing = false;
+    }
+    reschedule();
+    return reset;
   }
 
   EventLoop loop() {
@@ -268,6 +302,13 @@ final class EngineDriver implements EngineListener {
       }
     }
     t.sink.onFinished(id, reason);
+  }
+
+  @Override
+  public void onKvEvents(long now, List<KvCacheEvent> events) {
+    if (kvEvents != null) {
+      kvEvents.publish((startEpochNanos + now / timeScale) / 1e9, events);
+    }
   }
 
   /** Cancels the timer; the model is left as it is. */

@@ -43,6 +43,12 @@ import java.util.concurrent.TimeUnit;
  * connection are answered in order; a pipelined request waits until the previous response is complete.
  * When the connection closes, the request in progress is aborted in the engine at once.
  *
+ * <p>About 770 lines, as one unit for now: {@code generate}'s checks follow vLLM's order of
+ * validation (model, sampling fields, stream options, prompts, context length), each answered on the
+ * spot, and several branches are changing at once (model routing, tokenizers, KV events). Its next
+ * step (issue 12) is to hand those checks to a plain class returning either the parameters of the
+ * generation or the error to answer, tested without sockets.
+ *
  * <p>Not thread-safe; runs on the engine's event loop.
  */
 final class MockEngineHandler extends ChannelInboundHandlerAdapter {
@@ -206,6 +212,15 @@ final class MockEngineHandler extends ChannelInboundHandlerAdapter {
           respondJson(req, 200, faultsJson(), null);
         } else if (m.equals(HttpMethod.PUT) || m.equals(HttpMethod.POST)) {
           setFaults(req);
+        } else {
+          notAllowed(req);
+        }
+      }
+      case "/reset_prefix_cache" -> {
+        if (m.equals(HttpMethod.POST)) {
+          // vLLM answers 200 with an empty body whether or not blocks in use kept the cache
+          engine.driver.resetPrefixCache();
+          respond(HttpUtil.isKeepAlive(req), 200, null, Unpooled.EMPTY_BUFFER, null);
         } else {
           notAllowed(req);
         }

@@ -1,6 +1,7 @@
 package dev.kvroute.engine.server;
 
 import dev.kvroute.core.tokenize.Tokenizer;
+import dev.kvroute.engine.kvevents.KvEventsConfig;
 import dev.kvroute.engine.model.EngineConfig;
 import java.util.Objects;
 
@@ -28,6 +29,9 @@ import java.util.Objects;
  * @param maxBodyBytes largest accepted request body; larger ones get 413
  * @param ioThreads event-loop threads of a fleet (each replica lives on one of them); 0 means {@code
  *     min(replicas, available processors)}
+ * @param kvEvents how the engine publishes vLLM's KV events ({@code --kv-events-config}); {@link
+ *     KvEventsConfig#DISABLED} by default. Replica {@code i} of a fleet offsets the endpoints' ports by
+ *     {@code i}, as vLLM's data-parallel rank {@code i} does.
  */
 public record MockEngineOptions(
     String host,
@@ -43,7 +47,8 @@ public record MockEngineOptions(
     double faultProbability,
     HealthFault health,
     int maxBodyBytes,
-    int ioThreads) {
+    int ioThreads,
+    KvEventsConfig kvEvents) {
 
   /** Default served model name. */
   public static final String DEFAULT_MODEL = "kvroute/mock-llm";
@@ -55,6 +60,7 @@ public record MockEngineOptions(
     Objects.requireNonNull(tokenizer, "tokenizer");
     Objects.requireNonNull(fault, "fault");
     Objects.requireNonNull(health, "health");
+    Objects.requireNonNull(kvEvents, "kvEvents");
     if (port < 0 || port > 65535) {
       throw new IllegalArgumentException("port: " + port + " (expected: 0..65535)");
     }
@@ -100,6 +106,7 @@ public record MockEngineOptions(
     b.health = health;
     b.maxBodyBytes = maxBodyBytes;
     b.ioThreads = ioThreads;
+    b.kvEvents = kvEvents;
     return b;
   }
 
@@ -119,6 +126,7 @@ public record MockEngineOptions(
     private HealthFault health = HealthFault.OK;
     private int maxBodyBytes = 64 << 20;
     private int ioThreads;
+    private KvEventsConfig kvEvents = KvEventsConfig.DISABLED;
 
     private Builder() {}
 
@@ -192,6 +200,12 @@ public record MockEngineOptions(
       return this;
     }
 
+    /** vLLM's KV events: publish them as this configuration says (see {@link KvEventsConfig#ephemeral}). */
+    public Builder kvEvents(KvEventsConfig kvEvents) {
+      this.kvEvents = kvEvents;
+      return this;
+    }
+
     /**
      * The options.
      *
@@ -199,7 +213,7 @@ public record MockEngineOptions(
      */
     public MockEngineOptions build() {
       return new MockEngineOptions(host, port, modelName, engine, timeScale, enablePromptTokensDetails,
-          seed, meanOutputTokens, tokenizer, fault, faultProbability, health, maxBodyBytes, ioThreads);
+          seed, meanOutputTokens, tokenizer, fault, faultProbability, health, maxBodyBytes, ioThreads, kvEvents);
     }
   }
 }

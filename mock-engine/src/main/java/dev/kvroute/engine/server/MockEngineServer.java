@@ -56,6 +56,27 @@ public interface MockEngineServer extends AutoCloseable {
   /** Model nanoseconds since the engine started. */
   long modelNanos();
 
+  /**
+   * Where the engine publishes vLLM's KV events (the PUB socket, {@code tcp://HOST:PORT} with a
+   * wildcard host shown as 127.0.0.1), or null when it does not publish them ({@code
+   * --kv-events-config}).
+   */
+  String kvEventsEndpoint();
+
+  /** The KV events replay (ROUTER) socket's address, or null without one. */
+  String kvEventsReplayEndpoint();
+
+  /** KV event batches sent so far (the next one gets this sequence number). */
+  long kvEventBatchesPublished();
+
+  /**
+   * Drops every cached block now, as vLLM's {@code POST /reset_prefix_cache}, reporting {@code
+   * AllBlocksCleared}; nothing happens while a request holds blocks.
+   *
+   * @return true if the cache was reset
+   */
+  boolean resetPrefixCache();
+
   /** Stops listening, closes open connections and frees the event loop if this engine owns it. */
   @Override
   void close();

@@ -6,6 +6,9 @@ import dev.kvroute.core.request.RequestParser;
 import dev.kvroute.core.tokenize.PromptTokenizer;
 import dev.kvroute.core.tokenize.SingleTokenVocabulary;
 import dev.kvroute.core.tokenize.Tokenizer;
+import dev.kvroute.engine.kvevents.KvEventsConfig;
+import dev.kvroute.engine.kvevents.ZmqKvEventPublisher;
+import dev.kvroute.engine.model.EngineConfig;
 import dev.kvroute.engine.model.EngineModel;
 import dev.kvroute.engine.model.EngineStats;
 import io.netty.bootstrap.ServerBootstrap;
@@ -59,6 +62,8 @@ final class NettyMockEngine implements MockEngineServer {
   /** Draws which header-less requests get the default fault; used on the loop only. */
   final SplittableRandom faultDraw;
   final long startWall;
+  /** The KV event publisher, or null when {@code options.kvEvents()} does not publish. */
+  final ZmqKvEventPublisher kvEvents;
   private final EventLoopGroup ownedGroup;
   private final ChannelGroup connections;
   private Channel serverChannel;
@@ -95,6 +100,11 @@ final class NettyMockEngine implements MockEngineServer {
   }
 
   private NettyMockEngine(MockEngineOptions options, EventLoop loop, EventLoopGroup ownedGroup) {
+    this(options, loop, ownedGroup, 0);
+  }
+
+  /** Replica {@code replica} of a fleet: its KV event endpoints' ports are offset by it. */
+  private NettyMockEngine(MockEngineOptions options, EventLoop loop, EventLoopGroup ownedGroup, int replica) {
     this.options = options;
     this.loop = loop;
     this.ownedGroup = ownedGroup;
@@ -104,19 +114,29 @@ final class NettyMockEngine implements MockEngineServer {
     this.faults = new FaultControl(options.fault(), options.faultProbability(), options.health());
     this.faultDraw = new SplittableRandom(options.seed() ^ 0x5DEECE66DL);
     this.metrics = new EngineMetrics(options.modelName(), "0");
+    KvEventsConfig events = options.kvEvents();
+    this.kvEvents = events.publishes() ? new ZmqKvEventPublisher(events.forRank(replica), 0) : null;
+    EngineConfig engine = events.enableKvCacheEvents()
+        ? options.engine().toBuilder().enableKvCacheEvents(true).build() : options.engine();
     this.startWall = System.nanoTime();
+    long startEpochNanos = java.time.Instant.now().getEpochSecond() * 1_000_000_000L
+        + java.time.Instant.now().getNano();
     this.driver = new EngineDriver(
-        loop, EngineModel.create(options.engine()), options.timeScale(), startWall, metrics);
+        loop, EngineModel.create(engine), options.timeScale(), startWall, metrics, kvEvents, startEpochNanos);
     this.connections = new DefaultChannelGroup(loop);
   }
 
   static MockEngineServer startStandalone(MockEngineOptions options) {
     EventLoopGroup group = newGroup(1);
+    NettyMockEngine e = null;
     try {
-      NettyMockEngine e = new NettyMockEngine(options, group.next(), group);
+      e = new NettyMockEngine(options, group.next(), group);
       e.bind(options.port());
       return e;
     } catch (RuntimeException ex) {
+      if (e != null && e.kvEvents != null) {
+        e.kvEvents.close();
+      }
       group.shutdownGracefully(0, 0, TimeUnit.SECONDS);
       throw ex;
     }
@@ -133,7 +153,7 @@ final class NettyMockEngine implements MockEngineServer {
     List<MockEngineServer> started = new ArrayList<>();
     try {
       for (int i = 0; i < replicas; i++) {
-        NettyMockEngine e = new NettyMockEngine(options, group.next(), null);
+        NettyMockEngine e = new NettyMockEngine(options, group.next(), null, i);
         started.add(e);
         e.bind(options.port() == 0 ? 0 : options.port() + i);
       }
@@ -231,6 +251,45 @@ final class NettyMockEngine implements MockEngineServer {
   }
 
   @Override
+  public String kvEventsEndpoint() {
+    return kvEvents == null ? null : connectable(kvEvents.endpoint());
+  }
+
+  @Override
+  public String kvEventsReplayEndpoint() {
+    return kvEvents == null || kvEvents.replayEndpoint() == null ? null : connectable(kvEvents.replayEndpoint());
+  }
+
+  @Override
+  public long kvEventBatchesPublished() {
+    return kvEvents == null ? 0 : kvEvents.publishedBatches();
+  }
+
+  @Override
+  public boolean resetPrefixCache() {
+    return onLoop(driver::resetPrefixCache);
+  }
+
+  /** A bound address a client can connect to: a wildcard host becomes 127.0.0.1. */
+  static String connectable(String endpoint) {
+    return endpoint.replace("tcp://0.0.0.0:", "tcp://127.0.0.1:").replace("tcp://*:", "tcp://127.0.0.1:")
+        .replace("tcp://[::]:", "tcp://127.0.0.1:");
+  }
+
+  private <T> T onLoop(java.util.concurrent.Callable<T> task) {
+    try {
+      return loop.inEventLoop() ? task.call() : loop.submit(task).get();
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new IllegalStateException("interrupted", e);
+    } catch (ExecutionException e) {
+      throw new IllegalStateException(e.getCause());
+    } catch (Exception e) {
+      throw new IllegalStateException(e);
+    }
+  }
+
+  @Override
   public void close() {
     if (serverChannel != null) {
       serverChannel.close().syncUninterruptibly();
@@ -238,6 +297,9 @@ final class NettyMockEngine implements MockEngineServer {
     connections.close().awaitUninterruptibly();
     if (!loop.isShuttingDown()) {
       loop.submit(driver::stop).awaitUninterruptibly();
+    }
+    if (kvEvents != null) {
+      kvEvents.close();
     }
     if (ownedGroup != null) {
       ownedGroup.shutdownGracefully(0, 2, TimeUnit.SECONDS).syncUninterruptibly();
@@ -247,7 +309,8 @@ final class NettyMockEngine implements MockEngineServer {
   @Override
   public String toString() {
     return "mock-engine " + url() + " (" + options.engine().scheduler().cliName() + ", "
-        + options.engine().cost() + ", time scale " + options.timeScale() + ")";
+        + options.engine().cost() + ", time scale " + options.timeScale()
+        + (kvEvents == null ? "" : ", " + kvEvents) + ")";
   }
 
   /** A fleet sharing one event-loop group. */

@@ -19,9 +19,9 @@ import java.util.Map;
  *
  * <p>Bounds: a view holds at most {@link #limitPages()} pages, twice its capacity (its capacity, plus
  * room for a pinning insert's provisional pages or for pages pinned beyond the capacity), and its
- * arrays grow by doubling up to that limit, so adding {@code n} pages costs O(n) amortized whatever
- * the view's size. A view registered with a smaller capacity is reallocated by {@link
- * #shrinkToCapacity}.
+ * arrays grow by doubling (to the capacity, then to the limit), so adding {@code n} pages costs O(n)
+ * amortized whatever the view's size. A view registered with a smaller capacity is reallocated
+ * by {@link #shrinkToCapacity}.
  *
  * <p>Memory: per held page 16 (links and time) + 4 (node) + 4 (pins) + 8 to 16 (entry map) bytes.
  *
@@ -104,10 +104,13 @@ final class RecencyView {
       freeEntries = next(e);
     } else {
       if (entryHighWater == entryNode.length) {
-        // doubling up to the limit (growing by one slot once past the capacity made an insert
-        // into a view over its capacity quadratic in the prompt)
+        // Doubling, to exactly the capacity first (a view that stays within it wastes nothing),
+        // then up to the limit: growing by one slot past the capacity made an insert into a view
+        // over its capacity quadratic in the prompt.
+        int length = entryNode.length;
+        long bound = length < capacityPages ? capacityPages : limitPages();
         int capacity = (int) Math.min(Integer.MAX_VALUE - 8,
-            Math.max(entryNode.length + INITIAL_ENTRIES, Math.min(2L * entryNode.length, limitPages())));
+            Math.max(length + INITIAL_ENTRIES, Math.min(2L * length, bound)));
         growths++;
         entryNode = Arrays.copyOf(entryNode, capacity);
         pins = Arrays.copyOf(pins, capacity);

@@ -30,6 +30,10 @@ import java.util.function.Function;
  * only if the token cache misses. Every other field routing reads becomes a small Jackson tree and
  * is checked as a whole-body tree would be, after the whole body has been read (so malformed JSON
  * anywhere wins over a type error).
+ *
+ * <p>One unit of about 700 lines because it is one streaming pass: the parser's position, the spans
+ * left in the body and the deferred checks share per-body state that a split would pass around token
+ * by token. {@code RequestParserEquivalenceTest} holds it to a tree-reading reference.
  */
 final class JsonRequestParser implements RequestParser {
   /** Reads subtrees only; trailing tokens after the body are checked by {@link #requireEnd}. */

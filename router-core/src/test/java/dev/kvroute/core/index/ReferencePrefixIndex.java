@@ -10,12 +10,13 @@ import java.util.Map;
 import java.util.Set;
 
 /**
- * The naive model the radix index is checked against: per backend, the set of page-aligned token
+ * The one naive prefix-index model of the tests (the radix index's randomized test checks against it,
+ * and router-core tests route through it): per backend, the set of page-aligned token
  * prefixes it holds, each with the number of the insert that last used it; eviction scans for the
  * held prefixes no longer held prefix extends (leaves) and drops the least recently used one, deepest
  * first on a tie, skipping pinned prefixes (pin counts per prefix). Quadratic and obviously right.
  */
-final class ReferencePrefixIndex {
+public final class ReferencePrefixIndex implements PrefixIndex {
   private final int pageSize;
   private final Map<BackendId, Long> capacityPages = new LinkedHashMap<>();
   private final Map<BackendId, Map<List<Integer>, Long>> held = new HashMap<>();
@@ -29,11 +30,12 @@ final class ReferencePrefixIndex {
   private long operation;
   private int limitStops;
 
-  ReferencePrefixIndex(int pageSize) {
+  public ReferencePrefixIndex(int pageSize) {
     this.pageSize = pageSize;
   }
 
-  void addBackend(BackendId backend, long capacityTokens) {
+  @Override
+  public void addBackend(BackendId backend, long capacityTokens) {
     capacityPages.put(backend, capacityTokens / pageSize);
     held.computeIfAbsent(backend, b -> new HashMap<>());
     pins.computeIfAbsent(backend, b -> new HashMap<>());
@@ -42,7 +44,8 @@ final class ReferencePrefixIndex {
     evict(backend);
   }
 
-  void removeBackend(BackendId backend) {
+  @Override
+  public void removeBackend(BackendId backend) {
     capacityPages.remove(backend);
     held.remove(backend);
     pins.remove(backend);
@@ -55,30 +58,19 @@ final class ReferencePrefixIndex {
     provisionalPin.remove(backend);
   }
 
-  void insert(BackendId backend, int[] tokens) {
+  @Override
+  public void insert(BackendId backend, int[] tokens) {
     insertAndPin(backend, tokens, false);
   }
 
-  /** The pins of one {@link #insertAndPin}. */
-  interface RefPin {
-    /** The request's prefill ran: its added prefixes count against the capacity from now on. */
-    void confirm();
-
-    /** Unpins once and marks the prefixes used then (a no-op if the backend was removed or re-added). */
-    void release();
-
-    /**
-     * Removes, deepest first, the prefixes the insert added while each is still pinned only by it
-     * and untouched since (its last use is the insert's), then releases the rest.
-     */
-    void abandon();
-  }
-
   /** Inserts and, if {@code pin}, pins the inserted prefixes until the returned pin ends. */
-  RefPin insertAndPin(BackendId backend, int[] tokens, boolean pin) {
+  Pin insertAndPin(BackendId backend, int[] tokens, boolean pin) {
+    if (!capacityPages.containsKey(backend)) {
+      throw new IllegalArgumentException("backend: " + backend + " is not registered");
+    }
     long pages = Math.min(tokens.length / pageSize, capacityPages.get(backend));
     if (pages == 0) {
-      return new RefPin() {
+      return new Pin() {
         @Override
         public void confirm() {}
 
@@ -119,7 +111,7 @@ final class ReferencePrefixIndex {
       }
     }
     boolean[] ended = {false};
-    RefPin refPin = new RefPin() {
+    Pin refPin = new Pin() {
       @Override
       public void confirm() {
         if (!ended[0] && pins.get(backend) == counts && provisionalPin.get(backend) == this) {
@@ -187,7 +179,8 @@ final class ReferencePrefixIndex {
     return counts == null ? 0 : counts.size();
   }
 
-  Map<BackendId, Integer> match(int[] tokens) {
+  @Override
+  public PrefixMatch match(int[] tokens) {
     Map<BackendId, Integer> result = new HashMap<>();
     for (Map.Entry<BackendId, Map<List<Integer>, Long>> e : held.entrySet()) {
       int d = 0;
@@ -196,10 +189,11 @@ final class ReferencePrefixIndex {
       }
       result.put(e.getKey(), d * pageSize);
     }
-    return result;
+    return new PrefixMatch(tokens.length, result);
   }
 
-  long sizeTokens(BackendId backend) {
+  @Override
+  public long sizeTokens(BackendId backend) {
     Map<List<Integer>, Long> prefixes = held.get(backend);
     return prefixes == null ? 0 : (long) prefixes.size() * pageSize;
   }
@@ -217,6 +211,34 @@ final class ReferencePrefixIndex {
   List<BackendId> backends() {
     return new ArrayList<>(capacityPages.keySet());
   }
+
+  @Override
+  public Pin insertAndPin(BackendId backend, Prompt prompt) {
+    return insertAndPin(backend, prompt.tokens(), true);
+  }
+
+  @Override
+  public void forget(BackendId backend) {
+    if (capacityPages.containsKey(backend)) {
+      held.put(backend, new HashMap<>());
+      pins.put(backend, new HashMap<>()); // the old pins see another map: they become no-ops
+      settle(backend);
+    }
+  }
+
+  @Override
+  public long estimatedBytes() {
+    return 0;
+  }
+
+  @Override
+  public int pageSizeTokens() {
+    return pageSize;
+  }
+
+  /** The model is its own specification: nothing to check. */
+  @Override
+  public void checkInvariants() {}
 
   private void evict(BackendId backend) {
     while (held.get(backend).size() - provisional.get(backend)[0] > capacityPages.get(backend)

@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# Installs the Python packages the tests need (.ci/requirements.txt) with this machine's pip.
+# Idempotent: pip skips what is installed already. Tests that need them skip without them locally
+# and fail without them when CI=true.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+if ! command -v python3 >/dev/null; then
+  apt-get update -qq && apt-get install -y -qq python3 python3-pip >/dev/null
+fi
+if ! python3 -m pip --version >/dev/null 2>&1; then
+  apt-get update -qq && apt-get install -y -qq python3-pip >/dev/null
+fi
+# Debian's externally managed Python refuses a system-wide install unless told otherwise.
+python3 -m pip install --quiet --disable-pip-version-check -r .ci/requirements.txt \
+  || python3 -m pip install --quiet --disable-pip-version-check --break-system-packages -r .ci/requirements.txt
+python3 -c "import msgspec, msgpack, zmq; print('python test packages: msgspec', msgspec.__version__, \
+'msgpack', '.'.join(map(str, msgpack.version)), 'pyzmq', zmq.__version__)"

@@ -1,0 +1,123 @@
+package dev.kvroute.proxy;
+
+import dev.kvroute.core.BackendId;
+import dev.kvroute.core.RouterCore;
+import dev.kvroute.core.load.Lease;
+import dev.kvroute.core.policy.Decision;
+import io.netty.channel.EventLoop;
+import java.util.List;
+import java.util.concurrent.Executor;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.atomic.AtomicBoolean;
+
+/**
+ * Runs a large prompt's prefix-index work on the proxy's body workers instead of an event loop: the
+ * routing ({@link RouterCore#route(int[], String, java.util.Collection)}: one match descent and one
+ * insert-and-pin, each O(pages of the prompt)) and, through the routed request's lease, the pin's
+ * confirmation at the first token and its release or abandonment at the end (each a walk of the
+ * prompt's pages, or a trim of the evicted ones). A prompt is large when its body was (at least
+ * {@link ProxyHandler#OFFLOAD_BODY_BYTES}, so it was also parsed and tokenized off the loop): a
+ * million-token prompt's index work is tens of milliseconds, which would hold up every other
+ * connection of its event loop. The result comes back on the exchange's event loop.
+ *
+ * <p>When the workers' queue is full, routing is refused (the caller answers 503) and the lease
+ * operations run on the calling thread rather than being lost.
+ *
+ * <p>Thread-safe (stateless; the lease it wraps is thread-safe).
+ */
+final class OffLoopRouting {
+  /** Where the routing outcome goes, on the event loop: the routed request, or why it failed. */
+  interface Then {
+    void routed(RouterCore.Routed routed, RuntimeException failure);
+  }
+
+  private OffLoopRouting() {}
+
+  /**
+   * Routes {@code promptTokens} on {@code px}'s body workers, then calls {@code then} on
+   * {@code loop} with a routed request whose lease also runs its index work on the workers.
+   * Returns {@code false}, having done nothing, if the workers refused the task.
+   */
+  static boolean route(ProxyContext px, EventLoop loop, int[] promptTokens, String sessionKey,
+      List<BackendId> healthy, Then then) {
+    Executor workers = px.bodyWorkers();
+    Runnable work = () -> {
+      RouterCore.Routed routed = null;
+      RuntimeException failure = null;
+      try {
+        RouterCore.Routed r = px.core().route(promptTokens, sessionKey, healthy);
+        routed = new Routed(r.decision(), r.promptTokens(), r.predictedCachedTokens(),
+            new OffLoopLease(r.lease(), workers));
+      } catch (RuntimeException e) {
+        failure = e;
+      }
+      RouterCore.Routed result = routed;
+      RuntimeException error = failure;
+      try {
+        loop.execute(() -> then.routed(result, error));
+      } catch (RejectedExecutionException shuttingDown) {
+        if (result != null) {
+          result.lease().releaseUnserved();
+        }
+      }
+    };
+    try {
+      workers.execute(work);
+      return true;
+    } catch (RejectedExecutionException e) {
+      return false;
+    }
+  }
+
+  /** A routed request with its lease replaced. */
+  private record Routed(Decision decision, int[] promptTokens, int predictedCachedTokens, Lease lease)
+      implements RouterCore.Routed {}
+
+  /**
+   * A lease whose operations run on the workers. The first {@link #release} or
+   * {@link #releaseUnserved} is the one that counts, decided here at once (the wrapped lease decides
+   * the same way when the task runs); the order in which queued operations run does not matter, as
+   * a lease and its pin accept them in any order.
+   */
+  private static final class OffLoopLease implements Lease {
+    private final Lease lease;
+    private final Executor workers;
+    private final AtomicBoolean ended = new AtomicBoolean();
+
+    OffLoopLease(Lease lease, Executor workers) {
+      this.lease = lease;
+      this.workers = workers;
+    }
+
+    @Override
+    public void firstToken() {
+      run(lease::firstToken);
+    }
+
+    @Override
+    public boolean release() {
+      if (!ended.compareAndSet(false, true)) {
+        return false;
+      }
+      run(lease::release);
+      return true;
+    }
+
+    @Override
+    public boolean releaseUnserved() {
+      if (!ended.compareAndSet(false, true)) {
+        return false;
+      }
+      run(lease::releaseUnserved);
+      return true;
+    }
+
+    private void run(Runnable task) {
+      try {
+        workers.execute(task);
+      } catch (RejectedExecutionException full) {
+        task.run();
+      }
+    }
+  }
+}
