@@ -61,6 +61,11 @@ final class ZmqKvPublisher implements AutoCloseable {
     return URI.create("tcp://127.0.0.1:" + replayPort);
   }
 
+  /** Numbers the next batch {@code seq} (an engine that has been publishing for a while). */
+  synchronized void numberFrom(long seq) {
+    next = seq;
+  }
+
   void replayAnswers(boolean answers) {
     replayAnswers = answers;
   }
