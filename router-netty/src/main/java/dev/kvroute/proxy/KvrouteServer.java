@@ -12,8 +12,8 @@ import dev.kvroute.core.request.RequestParser;
 import dev.kvroute.core.tokenize.PromptTokenizer;
 import dev.kvroute.core.tokenize.Tokenizer;
 import dev.kvroute.proxy.config.BackendConfig;
-import dev.kvroute.proxy.config.IndexConfig;
 import dev.kvroute.proxy.config.ConfigException;
+import dev.kvroute.proxy.config.IndexConfig;
 import dev.kvroute.proxy.config.ProxyConfig;
 import io.netty.bootstrap.ServerBootstrap;
 import io.netty.channel.Channel;
@@ -66,9 +66,10 @@ public final class KvrouteServer implements AutoCloseable {
   private final EventLoopGroup workers;
   private final UpstreamPool pool;
   private final HealthChecker health;
+  private final ModelDiscovery discovery;
+  private final KvEventSubscriptions kvEvents;
   private final ProxyContext context;
   private final ThreadPoolExecutor bodyWorkers;
-  private final KvEventSubscriptions kvEvents;
   private Channel serverChannel;
   private Channel adminChannel;
 
@@ -89,11 +90,15 @@ public final class KvrouteServer implements AutoCloseable {
     if (core.index() instanceof KvEventIndex events) {
       metrics.indexModes(b -> events.mode(BackendId.of(b)).name().toLowerCase(java.util.Locale.ROOT));
     }
+    this.discovery = new ModelDiscovery(config.models(), backends, control, workers.next(),
+        config.healthCheck().timeout(), config.healthCheck().interval());
+    health.onRecovered(discovery::refresh);
     backends.hooks(b -> {
+      health.probeNow(b);
+      discovery.refresh(b);
       if (kvEvents != null) {
         kvEvents.added(b);
       }
-      health.probeNow(b);
     }, id -> {
       pool.evict(id);
       if (kvEvents != null) {
@@ -104,7 +109,8 @@ public final class KvrouteServer implements AutoCloseable {
     this.bodyWorkers = bodyWorkers();
     this.context = new ProxyContext(
         config, core, parser, backends, pool, control, metrics, ticker, bodyWorkers, new ClientConnections(),
-        new ApiPaths(config.api()));
+        new ApiPaths(config.api()), new ModelCatalog(config.models()), discovery,
+        new Admission(config.admission(), backends, core.loads(), ticker, workers.next(), metrics.registry()));
     metrics.addGlobalGauges(core, pool);
   }
 
@@ -163,14 +169,8 @@ public final class KvrouteServer implements AutoCloseable {
       throw new ConfigException("policy.name: " + config.policy().name()
           + " (expected: one of " + String.join(", ", Policies.names()) + ")", e);
     }
-    Tokenizer tokenizer;
-    try {
-      tokenizer = Tokenizer.jtokkit(config.routing().tokenizer());
-    } catch (IllegalArgumentException e) {
-      throw new ConfigException("routing.tokenizer: " + config.routing().tokenizer()
-          + " (expected: o200k_base, cl100k_base, p50k_base or r50k_base)", e);
-    }
-    return RouterCore.create(policy, PromptTokenizer.create(tokenizer), createIndex(config), LoadTracker.create());
+    PromptTokenizer tokenizer = RouterTokenizers.load(config.routing()).asPromptTokenizer();
+    return RouterCore.create(policy, tokenizer, createIndex(config), LoadTracker.create());
   }
 
   /** The prefix index {@code config.index()} asks for, over {@code routing.pageSizeTokens} pages. */
@@ -185,6 +185,8 @@ public final class KvrouteServer implements AutoCloseable {
     for (BackendConfig b : config.backends()) {
       context.backends().add(b);
     }
+    // the first requests route by model: wait (up to a health-check timeout) for the first reads
+    discovery.awaitPending(config.healthCheck().timeout());
     WriteBufferWaterMark marks = new WriteBufferWaterMark(
         config.writeBuffer().lowWaterMarkBytes(), config.writeBuffer().highWaterMarkBytes());
     ServerBootstrap proxy = new ServerBootstrap()
@@ -211,6 +213,7 @@ public final class KvrouteServer implements AutoCloseable {
           String.valueOf(adminPort()));
     }
     health.start();
+    discovery.start();
     // DEBUG: the program embedding the server prints the start line (kvroute serve: ServeCommand)
     LOG.log(Level.DEBUG, "kvroute listening on {0}:{1} ({2}, policy {3}, {4} backends{5})", config.bind(),
         String.valueOf(port()), transport.name(), config.policy().name(), context.backends().all().size(),
@@ -310,6 +313,11 @@ public final class KvrouteServer implements AutoCloseable {
     return true;
   }
 
+  /** The backend registry (tests). */
+  BackendRegistry registry() {
+    return context.backends();
+  }
+
   /** Client connections open now (for tests and the drain). */
   int openClientConnections() {
     return context.clients().open();
@@ -322,6 +330,7 @@ public final class KvrouteServer implements AutoCloseable {
   @Override
   public void close() {
     health.close();
+    discovery.close();
     if (kvEvents != null) {
       kvEvents.close();
     }

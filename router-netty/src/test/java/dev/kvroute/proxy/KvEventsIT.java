@@ -41,7 +41,7 @@ final class KvEventsIT {
   }
 
   private static BackendConfig backend(int i, ZmqKvPublisher pub, boolean replay) {
-    return new BackendConfig(URI.create("http://127.0.0.1:" + (40_000 + i)), "e" + i, 1 << 20,
+    return new BackendConfig(URI.create("http://127.0.0.1:" + (40_000 + i)), "e" + i, 1 << 20, List.of(),
         pub == null ? null : pub.endpoint(), pub == null || !replay ? null : pub.replayEndpoint());
   }
 

@@ -109,8 +109,13 @@ abstract class AbstractEngine implements EngineModel {
 
   @Override
   public final int cachedPrefixTokens(int[] promptTokens) {
+    return cachedPrefixTokens(promptTokens, null);
+  }
+
+  @Override
+  public final int cachedPrefixTokens(int[] promptTokens, String loraName) {
     int maxBlocks = (promptTokens.length - 1) / blockSize;
-    long parent = BlockHashes.ROOT;
+    long parent = BlockHashes.root(loraName);
     int hits = 0;
     while (hits < maxBlocks) {
       parent = BlockHashes.next(parent, promptTokens, hits * blockSize, blockSize);
@@ -259,7 +264,8 @@ abstract class AbstractEngine implements EngineModel {
     }
     Long parent = from == 0 ? null : s.hash(from - 1);
     int[] tokens = Arrays.copyOfRange(s.tokens, from * blockSize, to * blockSize);
-    kvEvents.add(new KvCacheEvent.BlockStored(hashes, parent, tokens, blockSize, null, null));
+    // the adapter reaches the event as vLLM's lora_name (its blocks' hashes are seeded with it too)
+    kvEvents.add(new KvCacheEvent.BlockStored(hashes, parent, tokens, blockSize, null, s.request.loraName()));
   }
 
   /** Hands the step's cache changes, if any, to the listener as one batch. */
