@@ -313,6 +313,11 @@ public final class ServeCommand implements Callable<Integer> {
   @Option(names = "--write-high-water-mark", paramLabel = "BYTES", description = "Channel unwritable above this (default 65536).")
   Integer highWaterMark;
 
+  @YamlKey("routing.tokenizers")
+  @Option(names = "--model-tokenizer", paramLabel = "MODEL=SPEC",
+      description = "A model's tokenizer, same forms as --tokenizer (repeatable; routing.tokenizers in --config).")
+  Map<String, String> modelTokenizers;
+
   @YamlKey("admission.enabled")
   @Option(names = "--admission", negatable = true,
       description = "Per-backend concurrency limits and the router's queue; 429/503 with Retry-After (default on).")

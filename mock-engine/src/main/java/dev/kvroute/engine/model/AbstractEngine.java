@@ -265,7 +265,17 @@ abstract class AbstractEngine implements EngineModel {
     Long parent = from == 0 ? null : s.hash(from - 1);
     int[] tokens = Arrays.copyOfRange(s.tokens, from * blockSize, to * blockSize);
     // the adapter reaches the event as vLLM's lora_name (its blocks' hashes are seeded with it too)
-    kvEvents.add(new KvCacheEvent.BlockStored(hashes, parent, tokens, blockSize, null, s.request.loraName()));
+    String lora = s.request.loraName();
+    kvEvents.add(new KvCacheEvent.BlockStored(hashes, parent, tokens, blockSize, loraId(lora), lora));
+  }
+
+  /**
+   * The {@code lora_id} reported for adapter {@code loraName}: vLLM reports the adapter's integer id
+   * ({@code lora_int_id}, given at load); the mock has none, so it derives a stable positive one from
+   * the name (1 .. 2^31 - 2), which legacy-layout consumers (no {@code lora_name}) can key on.
+   */
+  static Integer loraId(String loraName) {
+    return loraName == null ? null : Math.floorMod(loraName.hashCode(), Integer.MAX_VALUE - 1) + 1;
   }
 
   /** Hands the step's cache changes, if any, to the listener as one batch. */
