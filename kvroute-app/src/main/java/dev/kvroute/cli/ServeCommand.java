@@ -313,6 +313,11 @@ public final class ServeCommand implements Callable<Integer> {
   @Option(names = "--write-high-water-mark", paramLabel = "BYTES", description = "Channel unwritable above this (default 65536).")
   Integer highWaterMark;
 
+  @YamlKey("routing.tokenizers")
+  @Option(names = "--model-tokenizer", paramLabel = "MODEL=SPEC",
+      description = "A model's tokenizer, same forms as --tokenizer (repeatable; routing.tokenizers in --config).")
+  Map<String, String> modelTokenizers;
+
   @YamlKey("admission.enabled")
   @Option(names = "--admission", negatable = true,
       description = "Per-backend concurrency limits and the router's queue; 429/503 with Retry-After (default on).")
@@ -366,6 +371,39 @@ public final class ServeCommand implements Callable<Integer> {
   @YamlKey("admission.maxTenantLabels")
   @Option(names = "--max-tenant-labels", paramLabel = "N", description = "Tenants named in metrics; the rest are 'other' (default 16).")
   Integer maxTenantLabels;
+
+  @YamlKey("index.mode")
+  @Option(names = "--index", paramLabel = "MODE",
+      description = "approximate (default: predicted from what was routed), precise (every engine's vLLM KV events) or hybrid (events where a backend names kvEvents=).")
+  String indexMode;
+
+  @YamlKey("index.kvEventsPort")
+  @Option(names = "--kv-events-port", paramLabel = "PORT",
+      description = "precise: an engine's KV-event PUB port when its --backend gives no kvEvents= (default 5557, vLLM's).")
+  Integer kvEventsPort;
+
+  @YamlKey("index.kvEventsReplayPort")
+  @Option(names = "--kv-events-replay-port", paramLabel = "PORT",
+      description = "An engine's replay ROUTER port when its --backend gives no kvEventsReplay=; 0 = no replay (default 0).")
+  Integer kvEventsReplayPort;
+
+  @YamlKey("index.topic")
+  @Option(names = "--kv-events-topic", paramLabel = "PREFIX", description = "KV-event topic prefix to subscribe to (default: every topic).")
+  String kvEventsTopic;
+
+  @YamlKey("index.speculativeTtl")
+  @Option(names = "--speculative-ttl", paramLabel = "DUR",
+      description = "precise/hybrid: a routed prompt counts as held until its events arrive, at most this long; 0s = off (default 2s).")
+  String speculativeTtl;
+
+  @YamlKey("index.staleAfter")
+  @Option(names = "--kv-events-stale-after", paramLabel = "DUR",
+      description = "A backend routed to without any KV event for this long falls back to the approximate view (default 30s).")
+  String kvEventsStaleAfter;
+
+  @YamlKey("index.replayTimeout")
+  @Option(names = "--kv-events-replay-timeout", paramLabel = "DUR", description = "Longest wait for a replay's answer (default 2s).")
+  String kvEventsReplayTimeout;
 
   /** The configuration the file and flags describe. */
   ProxyConfig resolve() {

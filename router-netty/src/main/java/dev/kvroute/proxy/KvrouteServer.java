@@ -3,6 +3,7 @@ package dev.kvroute.proxy;
 import dev.kvroute.core.BackendId;
 import dev.kvroute.core.RouterCore;
 import dev.kvroute.core.Ticker;
+import dev.kvroute.core.index.KvEventIndex;
 import dev.kvroute.core.index.PrefixIndex;
 import dev.kvroute.core.load.LoadTracker;
 import dev.kvroute.core.policy.Policies;
@@ -12,6 +13,7 @@ import dev.kvroute.core.tokenize.PromptTokenizer;
 import dev.kvroute.core.tokenize.Tokenizer;
 import dev.kvroute.proxy.config.BackendConfig;
 import dev.kvroute.proxy.config.ConfigException;
+import dev.kvroute.proxy.config.IndexConfig;
 import dev.kvroute.proxy.config.ProxyConfig;
 import io.netty.bootstrap.ServerBootstrap;
 import io.netty.channel.Channel;
@@ -65,6 +67,7 @@ public final class KvrouteServer implements AutoCloseable {
   private final UpstreamPool pool;
   private final HealthChecker health;
   private final ModelDiscovery discovery;
+  private final KvEventSubscriptions kvEvents;
   private final ProxyContext context;
   private final ThreadPoolExecutor bodyWorkers;
   private Channel serverChannel;
@@ -82,13 +85,26 @@ public final class KvrouteServer implements AutoCloseable {
     BackendRegistry backends = new BackendRegistry(config, core, metrics, ticker);
     ControlClient control = new ControlClient(workers, transport.channel(), config.timeouts().connect());
     this.health = new HealthChecker(config.healthCheck(), backends, control, workers.next());
+    this.kvEvents = config.index().usesEvents() && core.index() instanceof KvEventIndex events
+        ? new KvEventSubscriptions(config.index(), events, metrics.registry()) : null;
+    if (core.index() instanceof KvEventIndex events) {
+      metrics.indexModes(b -> events.mode(BackendId.of(b)).name().toLowerCase(java.util.Locale.ROOT));
+    }
     this.discovery = new ModelDiscovery(config.models(), backends, control, workers.next(),
         config.healthCheck().timeout(), config.healthCheck().interval());
     health.onRecovered(discovery::refresh);
     backends.hooks(b -> {
       health.probeNow(b);
       discovery.refresh(b);
-    }, pool::evict);
+      if (kvEvents != null) {
+        kvEvents.added(b);
+      }
+    }, id -> {
+      pool.evict(id);
+      if (kvEvents != null) {
+        kvEvents.removed(id);
+      }
+    });
     RequestParser parser = RequestParser.create(config.routing().sessionHeader(), config.routing().sessionField());
     this.bodyWorkers = bodyWorkers();
     this.context = new ProxyContext(
@@ -140,7 +156,8 @@ public final class KvrouteServer implements AutoCloseable {
 
   /**
    * The routing core {@code config} describes: its policy over a radix prefix index of
-   * {@code routing.pageSizeTokens} pages and the jtokkit tokenizer {@code routing.tokenizer}.
+   * {@code routing.pageSizeTokens} pages (wrapped in a {@link KvEventIndex} when {@code index.mode} is
+   * {@code precise} or {@code hybrid}) and the jtokkit tokenizer {@code routing.tokenizer}.
    *
    * @throws ConfigException if the policy or tokenizer name is unknown
    */
@@ -153,8 +170,15 @@ public final class KvrouteServer implements AutoCloseable {
           + " (expected: one of " + String.join(", ", Policies.names()) + ")", e);
     }
     PromptTokenizer tokenizer = RouterTokenizers.load(config.routing()).asPromptTokenizer();
-    return RouterCore.create(policy, tokenizer,
-        PrefixIndex.radix(config.routing().pageSizeTokens(), Ticker.system()), LoadTracker.create());
+    return RouterCore.create(policy, tokenizer, createIndex(config), LoadTracker.create());
+  }
+
+  /** The prefix index {@code config.index()} asks for, over {@code routing.pageSizeTokens} pages. */
+  static PrefixIndex createIndex(ProxyConfig config) {
+    PrefixIndex radix = PrefixIndex.radix(config.routing().pageSizeTokens(), Ticker.system());
+    IndexConfig index = config.index();
+    return !index.usesEvents() ? radix : KvEventIndex.create(radix, Ticker.system(),
+        new KvEventIndex.Settings(index.speculativeTtl(), index.staleAfter()));
   }
 
   private void bind() {
@@ -307,6 +331,9 @@ public final class KvrouteServer implements AutoCloseable {
   public void close() {
     health.close();
     discovery.close();
+    if (kvEvents != null) {
+      kvEvents.close();
+    }
     if (serverChannel != null) {
       serverChannel.close().awaitUninterruptibly();
     }

@@ -63,6 +63,8 @@ final class ProxyMetrics implements AutoCloseable {
     this.policy = policy;
   }
 
+  private volatile java.util.function.Function<String, String> indexMode = b -> "approximate";
+
   PrometheusMeterRegistry registry() {
     return registry;
   }
@@ -189,6 +191,9 @@ final class ProxyMetrics implements AutoCloseable {
     usageReport("cached_tokens");
     tokens("kvroute.engine.cached.tokens", "Cached prompt tokens as reported by the engine (prompt_tokens_details.cached_tokens)", backend)
         .record(cachedTokens);
+    String mode = indexMode.apply(backend);
+    cachedByMode(mode, "predicted").record(predictedCachedTokens);
+    cachedByMode(mode, "reported").record(cachedTokens);
     long error = predictedCachedTokens - cachedTokens;
     DistributionSummary.builder("kvroute.prefix.prediction.error")
         .description("Absolute difference between predicted and engine-reported cached tokens, by direction")
@@ -197,6 +202,23 @@ final class ProxyMetrics implements AutoCloseable {
         .serviceLevelObjectives(TOKEN_BUCKETS)
         .register(registry)
         .record(Math.abs(error));
+  }
+
+  /**
+   * Sets how {@link #reported} learns the index mode of a backend ({@code "precise"} or
+   * {@code "approximate"}); every backend is approximate until then.
+   */
+  void indexModes(java.util.function.Function<String, String> modeOfBackend) {
+    this.indexMode = modeOfBackend;
+  }
+
+  private DistributionSummary cachedByMode(String mode, String source) {
+    return DistributionSummary.builder("kvroute.index.cached.tokens")
+        .description("Cached prompt tokens of finished requests, as the index predicted them and as the engine "
+            + "reported them, by the chosen backend's index mode")
+        .baseUnit("tokens")
+        .tags("mode", mode, "source", source)
+        .register(registry);
   }
 
   /** A finished response carried no usage the router could read. */

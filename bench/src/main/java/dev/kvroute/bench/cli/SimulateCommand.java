@@ -48,6 +48,10 @@ public final class SimulateCommand implements Callable<Integer> {
   @Option(names = "--policies", paramLabel = "P[,P...]", split = ",", description = "Policies to simulate (default: round-robin, sticky, cache-aware, cost, least-loaded, oracle); round-robin and oracle are always added.")
   List<String> policies = DEFAULT_POLICIES;
 
+  @Option(names = "--routers", paramLabel = "N",
+      description = "Router replicas in front of the fleet, each with its own index and loads; requests split round-robin across them, so a session's turns visit every one (default: ${DEFAULT-VALUE}). A policy named P/precise runs over KV events (e.g. cache-aware/precise).")
+  int routers = 1;
+
   @Option(names = "--threads", paramLabel = "N", description = "Policies simulated at once (default: ${DEFAULT-VALUE}).")
   int threads = Math.max(1, Math.min(4, Runtime.getRuntime().availableProcessors()));
 
@@ -84,7 +88,7 @@ public final class SimulateCommand implements Callable<Integer> {
     PromptTokenizer tokenizer = PromptTokenizer.create(Tokenizer.defaultTokenizer());
     Workload w = SeedWorkload.generate(seedOptions.config(), tokenizer);
     long t1 = System.nanoTime();
-    SimPolicies sp = policyOptions.policies();
+    SimPolicies sp = policyOptions.policies().withRouters(routers);
     List<String> names = withReferences(policies);
     Simulator simulator =
         new Simulator(tokenizer, SingleTokenVocabulary.of(tokenizer.tokenizer()), sp, threads, diagnostics);
@@ -100,6 +104,10 @@ public final class SimulateCommand implements Callable<Integer> {
     out.print(Tables.figures(report).plain());
     out.println();
     List<String> notes = notes(w, sp.config());
+    if (routers > 1) {
+      notes.add(routers + " router replicas, requests split round-robin across them (the oracle is one router); "
+          + "P/precise = policy P over the engines' KV events.");
+    }
     for (String n : notes) {
       out.println(n);
     }

@@ -32,4 +32,10 @@ interface SimRouter {
 
   /** The request routed as {@code routed} ended after generating {@code outputTokens}. */
   default void finished(Routed routed, int[] outputTokens) {}
+
+  /**
+   * Engine {@code replica}'s prefix-cache changes of one step that ended at {@code nowNanos}: what its
+   * KV-event publisher would send as one batch. Routers without a precise index ignore them.
+   */
+  default void kvEvents(int replica, long nowNanos, java.util.List<dev.kvroute.engine.model.KvCacheEvent> events) {}
 }

@@ -1,5 +1,8 @@
 package dev.kvroute.bench.sim;
 
+import dev.kvroute.engine.model.EngineListener;
+import dev.kvroute.engine.model.KvCacheEvent;
+
 import dev.kvroute.bench.report.PolicyFigures;
 import dev.kvroute.bench.workload.ChatRequests;
 import dev.kvroute.bench.workload.Conversation;
@@ -50,6 +53,8 @@ final class Simulation {
   private final List<LoraGate> gates = new ArrayList<>();
   /** The multi-model workload's models, or null (every request names {@link #MODEL}). */
   private final ModelPlan plan;
+  /** Per engine: the requests' listener, also handing the engine's KV events to the router. */
+  private final List<EngineListener> listeners = new ArrayList<>();
   private final SimRouter router;
   private final SimRequests<Reply> requests;
   private final PriorityQueue<ClientEvent> clients =
@@ -109,7 +114,8 @@ final class Simulation {
     this.jitterNanos = secondsToNanos(jitter.maxSeconds());
     this.jitterRandom = new SplittableRandom(jitter.seed());
     this.vocabulary = vocabulary;
-    EngineConfig config = FleetEngines.config(workload.fleet());
+    // every engine records its KV events (vLLM's enable_kv_cache_events); only precise routers read them
+    EngineConfig config = FleetEngines.config(workload.fleet()).toBuilder().enableKvCacheEvents(true).build();
     for (int i = 0; i < workload.fleet().replicas(); i++) {
       engines.add(EngineModel.create(config));
     }
@@ -127,6 +133,33 @@ final class Simulation {
     SimFleet.Models models = plan == null ? null : new SimFleet.Models(plan, List.copyOf(gates), loraAffinity);
     this.router = routerFactory.apply(new SimFleet(workload.fleet(), List.copyOf(engines), clock, models));
     this.requests = new SimRequests<>(router, engines.size(), this::finished);
+    for (int i = 0; i < engines.size(); i++) {
+      listeners.add(new EventForwarding(requests, router, i));
+    }
+  }
+
+  /** An engine's listener: the requests' own, plus its KV events to the router. */
+  private record EventForwarding(EngineListener requests, SimRouter router, int replica) implements EngineListener {
+    @Override
+    public void onFirstToken(long requestId, long nowNanos, int cachedTokens, long prefillNanos, long queueNanos) {
+      requests.onFirstToken(requestId, nowNanos, cachedTokens, prefillNanos, queueNanos);
+    }
+
+    @Override
+    public void onToken(long requestId, long nowNanos, int index, int tokenId) {
+      requests.onToken(requestId, nowNanos, index, tokenId);
+    }
+
+    @Override
+    public void onFinished(long requestId, long nowNanos, String reason) {
+      requests.onFinished(requestId, nowNanos, reason);
+    }
+
+    @Override
+    public void onKvEvents(long nowNanos, List<KvCacheEvent> events) {
+      requests.onKvEvents(nowNanos, events);
+      router.kvEvents(replica, nowNanos, events);
+    }
   }
 
   /** Runs every session to its end and returns the policy's figures. */
@@ -148,7 +181,7 @@ final class Simulation {
         clock.advanceTo(engineTime);
         for (int i = 0; i < engines.size(); i++) {
           if (engines.get(i).nextEventNanos() == engineTime || gates.get(i).nextEventNanos() == engineTime) {
-            gates.get(i).advanceTo(engineTime, requests);
+            gates.get(i).advanceTo(engineTime, listeners.get(i));
           }
         }
       } else {
@@ -215,7 +248,7 @@ final class Simulation {
             vocabulary.tokenIds(indices));
     requests.sent(id, f);
     LoraGate gate = gates.get(replica);
-    gate.advanceTo(now, requests);
+    gate.advanceTo(now, listeners.get(replica));
     gate.submit(
         new EngineRequest(
             id, routed.promptTokens(), f.outputTokens, EngineRequest.LENGTH, model == null ? null : model.adapter()),

@@ -31,14 +31,45 @@ import java.util.List;
  *     {@code vllm:cache_config_info} metric, else use {@code routing.defaultCapacityTokens}
  * @param models the model and LoRA adapter names the replica serves; when given, they override what
  *     its {@code GET /v1/models} says (nothing is discovered); empty means discover them
+ * @param kvEvents the engine's KV-event PUB endpoint ({@code tcp://HOST:PORT}, vLLM's
+ *     {@code --kv-events-config} {@code endpoint} as seen from the router), or {@code null}: in precise
+ *     mode {@code tcp://HOST:index.kvEventsPort}, in hybrid mode no events
+ * @param kvEventsReplay the engine's replay ROUTER endpoint ({@code replay_endpoint}), or {@code null}:
+ *     {@code tcp://HOST:index.kvEventsReplayPort} when that port is set, else no replay
  */
-public record BackendConfig(URI url, String name, long capacityTokens, List<String> models) {
+public record BackendConfig(URI url, String name, long capacityTokens, List<String> models, URI kvEvents,
+    URI kvEventsReplay) {
   /** The largest capacity accepted: 2^36 tokens, far beyond any engine's KV cache. */
   public static final long MAX_CAPACITY_TOKENS = 1L << 36;
 
   /** A replica whose served models are discovered. */
   public BackendConfig(URI url, String name, long capacityTokens) {
     this(url, name, capacityTokens, List.of());
+  }
+
+  /** A replica without KV-event endpoints of its own. */
+  public BackendConfig(URI url, String name, long capacityTokens, List<String> models) {
+    this(url, name, capacityTokens, models, null, null);
+  }
+
+  private static void checkZmqEndpoint(String key, URI endpoint) {
+    if (endpoint == null) {
+      return;
+    }
+    boolean ok = "tcp".equalsIgnoreCase(endpoint.getScheme())
+        ? endpoint.getHost() != null && endpoint.getPort() >= 1 && endpoint.getPort() <= 65_535
+        : "ipc".equalsIgnoreCase(endpoint.getScheme()) || "inproc".equalsIgnoreCase(endpoint.getScheme());
+    if (!ok) {
+      throw new IllegalArgumentException(key + ": " + endpoint + " (expected: tcp://HOST:PORT, ipc://PATH or inproc://NAME)");
+    }
+  }
+
+  private static URI zmqEndpoint(String key, String value) {
+    try {
+      return new URI(value);
+    } catch (URISyntaxException e) {
+      throw new IllegalArgumentException(key + ": " + value + " (expected: tcp://HOST:PORT)");
+    }
   }
 
   public BackendConfig {
@@ -73,6 +104,8 @@ public record BackendConfig(URI url, String name, long capacityTokens, List<Stri
     if (capacityTokens > MAX_CAPACITY_TOKENS) {
       throw new IllegalArgumentException("capacityTokens: " + capacityTokens + " (expected: <= " + MAX_CAPACITY_TOKENS + ")");
     }
+    checkZmqEndpoint("kvEvents", kvEvents);
+    checkZmqEndpoint("kvEventsReplay", kvEventsReplay);
   }
 
   @JsonCreator(mode = JsonCreator.Mode.PROPERTIES)
@@ -80,8 +113,10 @@ public record BackendConfig(URI url, String name, long capacityTokens, List<Stri
       @JsonProperty("url") URI url,
       @JsonProperty("name") String name,
       @JsonProperty("capacityTokens") Long capacityTokens,
-      @JsonProperty("models") List<String> models) {
-    return new BackendConfig(url, name, capacityTokens == null ? 0 : capacityTokens, models);
+      @JsonProperty("models") List<String> models,
+      @JsonProperty("kvEvents") URI kvEvents,
+      @JsonProperty("kvEventsReplay") URI kvEventsReplay) {
+    return new BackendConfig(url, name, capacityTokens == null ? 0 : capacityTokens, models, kvEvents, kvEventsReplay);
   }
 
   /** A backend at {@code url} with the default name and capacity discovered from the engine. */
@@ -106,6 +141,8 @@ public record BackendConfig(URI url, String name, long capacityTokens, List<Stri
     String name = null;
     long capacity = 0;
     List<String> models = List.of();
+    URI kvEvents = null;
+    URI kvEventsReplay = null;
     for (int i = 1; i < parts.length; i++) {
       String part = parts[i].trim();
       int eq = part.indexOf('=');
@@ -125,12 +162,18 @@ public record BackendConfig(URI url, String name, long capacityTokens, List<Stri
         case "models":
           models = java.util.Arrays.stream(value.split("\\|")).map(String::trim).toList();
           break;
+        case "kvEvents":
+          kvEvents = zmqEndpoint(key, value);
+          break;
+        case "kvEventsReplay":
+          kvEventsReplay = zmqEndpoint(key, value);
+          break;
         default:
-          throw new IllegalArgumentException(
-              "backend: " + spec + " (expected: URL[,name=NAME][,capacityTokens=N][,models=A|B])");
+          throw new IllegalArgumentException("backend: " + spec
+              + " (expected: URL[,name=NAME][,capacityTokens=N][,models=A|B][,kvEvents=tcp://HOST:PORT][,kvEventsReplay=tcp://HOST:PORT])");
       }
     }
-    return new BackendConfig(url, name, capacity, models);
+    return new BackendConfig(url, name, capacity, models, kvEvents, kvEventsReplay);
   }
 
   /** The host to connect to. */
@@ -169,6 +212,8 @@ public record BackendConfig(URI url, String name, long capacityTokens, List<Stri
   @Override
   public String toString() {
     return url + ",name=" + name + (capacityTokens > 0 ? ",capacityTokens=" + capacityTokens : "")
-        + (models.isEmpty() ? "" : ",models=" + String.join("|", models));
+        + (models.isEmpty() ? "" : ",models=" + String.join("|", models))
+        + (kvEvents != null ? ",kvEvents=" + kvEvents : "")
+        + (kvEventsReplay != null ? ",kvEventsReplay=" + kvEventsReplay : "");
   }
 }

@@ -46,6 +46,7 @@ import java.util.Set;
  * @param api which engine paths API clients may reach (the allow-list)
  * @param models model discovery, aliases and the context-length bound (see {@link ModelsConfig})
  * @param admission per-backend concurrency limits and the router's queue (overload)
+ * @param index where the prefix index learns what engines cache: prediction, KV events, or both
  */
 public record ProxyConfig(
     String bind,
@@ -65,7 +66,8 @@ public record ProxyConfig(
     WriteBufferConfig writeBuffer,
     ApiConfig api,
     ModelsConfig models,
-    AdmissionConfig admission) {
+    AdmissionConfig admission,
+    IndexConfig index) {
 
   public ProxyConfig {
     Checks.nonBlank("bind", bind);
@@ -86,6 +88,7 @@ public record ProxyConfig(
     Checks.notNull("api", api, "an api section");
     Checks.notNull("models", models, "a models section");
     Checks.notNull("admission", admission, "an admission section");
+    Checks.notNull("index", index, "an index section");
     Set<String> names = new HashSet<>();
     for (BackendConfig b : backends) {
       if (!names.add(b.name())) {
@@ -118,13 +121,14 @@ public record ProxyConfig(
         WriteBufferConfig.defaults(),
         ApiConfig.defaults(),
         ModelsConfig.defaults(),
-        AdmissionConfig.defaults());
+        AdmissionConfig.defaults(),
+        IndexConfig.defaults());
   }
 
   /** A copy listening on {@code port} ({@code 0}: ephemeral). */
   public ProxyConfig withPort(int port) {
     return new ProxyConfig(bind, port, backends, mockBackends, eventLoopThreads, policy, routing, admin,
-        timeouts, limits, retries, circuitBreaker, healthCheck, pool, writeBuffer, api, models, admission);
+        timeouts, limits, retries, circuitBreaker, healthCheck, pool, writeBuffer, api, models, admission, index);
   }
 
   /** A copy with the admin API on {@code port} ({@code 0}: ephemeral, {@code -1}: disabled). */
@@ -140,7 +144,7 @@ public record ProxyConfig(
   /** A copy with {@code policy}. */
   public ProxyConfig withPolicy(PolicyConfig policy) {
     return new ProxyConfig(bind, port, backends, mockBackends, eventLoopThreads, policy, routing, admin,
-        timeouts, limits, retries, circuitBreaker, healthCheck, pool, writeBuffer, api, models, admission);
+        timeouts, limits, retries, circuitBreaker, healthCheck, pool, writeBuffer, api, models, admission, index);
   }
 
   /** A copy with these backends (default names, capacity read from the engines). */
@@ -155,19 +159,19 @@ public record ProxyConfig(
   /** A copy with {@code backends}. */
   public ProxyConfig withBackends(List<BackendConfig> backends) {
     return new ProxyConfig(bind, port, backends, mockBackends, eventLoopThreads, policy, routing, admin,
-        timeouts, limits, retries, circuitBreaker, healthCheck, pool, writeBuffer, api, models, admission);
+        timeouts, limits, retries, circuitBreaker, healthCheck, pool, writeBuffer, api, models, admission, index);
   }
 
   /** A copy that starts {@code n} bundled mock engines (requires no configured backends). */
   public ProxyConfig withMockBackends(int n) {
     return new ProxyConfig(bind, port, backends, n, eventLoopThreads, policy, routing, admin,
-        timeouts, limits, retries, circuitBreaker, healthCheck, pool, writeBuffer, api, models, admission);
+        timeouts, limits, retries, circuitBreaker, healthCheck, pool, writeBuffer, api, models, admission, index);
   }
 
   /** A copy with {@code routing}. */
   public ProxyConfig withRouting(RoutingConfig routing) {
     return new ProxyConfig(bind, port, backends, mockBackends, eventLoopThreads, policy, routing, admin,
-        timeouts, limits, retries, circuitBreaker, healthCheck, pool, writeBuffer, api, models, admission);
+        timeouts, limits, retries, circuitBreaker, healthCheck, pool, writeBuffer, api, models, admission, index);
   }
 
   /** A copy fit to show: the admin token, if any, replaced by {@code REDACTED}. */
@@ -178,72 +182,78 @@ public record ProxyConfig(
   /** A copy with {@code admin}. */
   public ProxyConfig withAdmin(AdminConfig admin) {
     return new ProxyConfig(bind, port, backends, mockBackends, eventLoopThreads, policy, routing, admin,
-        timeouts, limits, retries, circuitBreaker, healthCheck, pool, writeBuffer, api, models, admission);
+        timeouts, limits, retries, circuitBreaker, healthCheck, pool, writeBuffer, api, models, admission, index);
   }
 
   /** A copy with {@code timeouts}. */
   public ProxyConfig withTimeouts(TimeoutConfig timeouts) {
     return new ProxyConfig(bind, port, backends, mockBackends, eventLoopThreads, policy, routing, admin,
-        timeouts, limits, retries, circuitBreaker, healthCheck, pool, writeBuffer, api, models, admission);
+        timeouts, limits, retries, circuitBreaker, healthCheck, pool, writeBuffer, api, models, admission, index);
   }
 
   /** A copy with {@code limits}. */
   public ProxyConfig withLimits(LimitConfig limits) {
     return new ProxyConfig(bind, port, backends, mockBackends, eventLoopThreads, policy, routing, admin,
-        timeouts, limits, retries, circuitBreaker, healthCheck, pool, writeBuffer, api, models, admission);
+        timeouts, limits, retries, circuitBreaker, healthCheck, pool, writeBuffer, api, models, admission, index);
   }
 
   /** A copy with {@code retries}. */
   public ProxyConfig withRetries(RetryConfig retries) {
     return new ProxyConfig(bind, port, backends, mockBackends, eventLoopThreads, policy, routing, admin,
-        timeouts, limits, retries, circuitBreaker, healthCheck, pool, writeBuffer, api, models, admission);
+        timeouts, limits, retries, circuitBreaker, healthCheck, pool, writeBuffer, api, models, admission, index);
   }
 
   /** A copy with {@code circuitBreaker}. */
   public ProxyConfig withCircuitBreaker(CircuitBreakerConfig circuitBreaker) {
     return new ProxyConfig(bind, port, backends, mockBackends, eventLoopThreads, policy, routing, admin,
-        timeouts, limits, retries, circuitBreaker, healthCheck, pool, writeBuffer, api, models, admission);
+        timeouts, limits, retries, circuitBreaker, healthCheck, pool, writeBuffer, api, models, admission, index);
   }
 
   /** A copy with {@code healthCheck}. */
   public ProxyConfig withHealthCheck(HealthCheckConfig healthCheck) {
     return new ProxyConfig(bind, port, backends, mockBackends, eventLoopThreads, policy, routing, admin,
-        timeouts, limits, retries, circuitBreaker, healthCheck, pool, writeBuffer, api, models, admission);
+        timeouts, limits, retries, circuitBreaker, healthCheck, pool, writeBuffer, api, models, admission, index);
   }
 
   /** A copy with {@code pool}. */
   public ProxyConfig withPool(PoolConfig pool) {
     return new ProxyConfig(bind, port, backends, mockBackends, eventLoopThreads, policy, routing, admin,
-        timeouts, limits, retries, circuitBreaker, healthCheck, pool, writeBuffer, api, models, admission);
+        timeouts, limits, retries, circuitBreaker, healthCheck, pool, writeBuffer, api, models, admission, index);
   }
 
   /** A copy with {@code writeBuffer}. */
   public ProxyConfig withWriteBuffer(WriteBufferConfig writeBuffer) {
     return new ProxyConfig(bind, port, backends, mockBackends, eventLoopThreads, policy, routing, admin,
-        timeouts, limits, retries, circuitBreaker, healthCheck, pool, writeBuffer, api, models, admission);
+        timeouts, limits, retries, circuitBreaker, healthCheck, pool, writeBuffer, api, models, admission, index);
   }
 
   /** A copy with {@code models}. */
   public ProxyConfig withModels(ModelsConfig models) {
     return new ProxyConfig(bind, port, backends, mockBackends, eventLoopThreads, policy, routing, admin,
-        timeouts, limits, retries, circuitBreaker, healthCheck, pool, writeBuffer, api, models, admission);
+        timeouts, limits, retries, circuitBreaker, healthCheck, pool, writeBuffer, api, models, admission, index);
   }
 
   /** A copy with {@code admission}. */
   public ProxyConfig withAdmission(AdmissionConfig admission) {
     return new ProxyConfig(bind, port, backends, mockBackends, eventLoopThreads, policy, routing, admin,
-        timeouts, limits, retries, circuitBreaker, healthCheck, pool, writeBuffer, api, models, admission);
+        timeouts, limits, retries, circuitBreaker, healthCheck, pool, writeBuffer, api, models, admission, index);
   }
 
   /** A copy with {@code eventLoopThreads} ({@code 0}: Netty's default). */
   public ProxyConfig withEventLoopThreads(int eventLoopThreads) {
     return new ProxyConfig(bind, port, backends, mockBackends, eventLoopThreads, policy, routing, admin,
-        timeouts, limits, retries, circuitBreaker, healthCheck, pool, writeBuffer, api, models, admission);
+        timeouts, limits, retries, circuitBreaker, healthCheck, pool, writeBuffer, api, models, admission, index);
   }
 
   /** A copy with {@code api} (the engine paths API clients may reach). */
   public ProxyConfig withApi(ApiConfig api) {
     return new ProxyConfig(bind, port, backends, mockBackends, eventLoopThreads, policy, routing, admin,
-        timeouts, limits, retries, circuitBreaker, healthCheck, pool, writeBuffer, api, models, admission);
+        timeouts, limits, retries, circuitBreaker, healthCheck, pool, writeBuffer, api, models, admission, index);
+  }
+
+  /** A copy with {@code index}. */
+  public ProxyConfig withIndex(IndexConfig index) {
+    return new ProxyConfig(bind, port, backends, mockBackends, eventLoopThreads, policy, routing, admin,
+        timeouts, limits, retries, circuitBreaker, healthCheck, pool, writeBuffer, api, models, admission, index);
   }
 }
