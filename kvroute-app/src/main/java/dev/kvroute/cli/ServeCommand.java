@@ -137,7 +137,9 @@ public final class ServeCommand implements Callable<Integer> {
   String sessionField;
 
   @YamlKey("routing.tokenizer")
-  @Option(names = "--tokenizer", paramLabel = "ENC", description = "jtokkit encoding: o200k_base (default) or cl100k_base.")
+  @Option(names = "--tokenizer", paramLabel = "SPEC", description = "Prompt tokens: a jtokkit encoding "
+      + "(o200k_base, the default; cl100k_base), or hf:PATH (the model's tokenizer.json and chat template, PATH "
+      + "the file or its directory: the engine's exact tokens). Per model: routing.tokenizers in --config.")
   String tokenizer;
 
   @YamlKey("routing.pageSizeTokens")
@@ -235,6 +237,11 @@ public final class ServeCommand implements Callable<Integer> {
   @Option(names = "--cb-open-duration", paramLabel = "DUR", description = "How long a circuit stays open (default 30s).")
   String cbOpenDuration;
 
+  @YamlKey("circuitBreaker.maxEjectionPercent")
+  @Option(names = "--cb-max-ejection-percent", paramLabel = "P",
+      description = "Largest share of backends with an open circuit at once, percent; one may always open (default 50).")
+  Integer cbMaxEjectionPercent;
+
   @YamlKey("circuitBreaker.successThreshold")
   @Option(names = "--cb-success-threshold", paramLabel = "N", description = "Half-open successes that close a circuit (default 2).")
   Integer cbSuccessThreshold;
@@ -268,6 +275,29 @@ public final class ServeCommand implements Callable<Integer> {
       description = "Time between scrapes of each engine's /metrics for its own load and start time; 0s = off (default 1s).")
   String engineLoadInterval;
 
+  @YamlKey("models.refreshInterval")
+  @Option(names = "--models-refresh-interval", paramLabel = "DUR",
+      description = "Time between reads of each backend's GET /v1/models (what models and LoRA adapters it serves); 0s ="
+          + " only when a backend is added, recovers or restarts, or an adapter is loaded through the admin API (default 30s).")
+  String modelsRefreshInterval;
+
+  @YamlKey("models.maxCharsPerToken")
+  @Option(names = "--max-chars-per-token", paramLabel = "N",
+      description = "Characters one token spans at most: a prompt of C characters is refused with vLLM's 400 before"
+          + " tokenizing when C / N tokens cannot fit any serving backend's max_model_len (default 128).")
+  Integer maxCharsPerToken;
+
+  @YamlKey("models.loraAffinity")
+  @Option(names = "--lora-affinity", negatable = true, paramLabel = "BOOL",
+      description = "Prefer replicas running a request's LoRA adapter (vllm:lora_requests_info) while they are at most"
+          + " --balance-abs-threshold requests busier than the least-loaded one (default true).")
+  Boolean loraAffinity;
+
+  @YamlKey("models.aliases")
+  @Option(names = "--model-alias", paramLabel = "PUBLIC=SERVED",
+      description = "A public model name routed as a served one (the body's model is rewritten); repeatable.")
+  Map<String, String> modelAliases;
+
   @YamlKey("pool.idleTimeout")
   @Option(names = "--pool-idle-timeout", paramLabel = "DUR", description = "Close pooled connections idle this long (default 4s).")
   String poolIdleTimeout;
@@ -283,6 +313,98 @@ public final class ServeCommand implements Callable<Integer> {
   @YamlKey("writeBuffer.highWaterMarkBytes")
   @Option(names = "--write-high-water-mark", paramLabel = "BYTES", description = "Channel unwritable above this (default 65536).")
   Integer highWaterMark;
+
+  @YamlKey("routing.tokenizers")
+  @Option(names = "--model-tokenizer", paramLabel = "MODEL=SPEC",
+      description = "A model's tokenizer, same forms as --tokenizer (repeatable; routing.tokenizers in --config).")
+  Map<String, String> modelTokenizers;
+
+  @YamlKey("admission.enabled")
+  @Option(names = "--admission", negatable = true,
+      description = "Per-backend concurrency limits and the router's queue; 429/503 with Retry-After (default on).")
+  Boolean admission;
+
+  @YamlKey("admission.maxConcurrencyPerBackend")
+  @Option(names = "--max-concurrency-per-backend", paramLabel = "N",
+      description = "Requests in flight per backend; 0 = derived from the engine's reported batch (default 0).")
+  Integer maxConcurrencyPerBackend;
+
+  @YamlKey("admission.initialConcurrencyPerBackend")
+  @Option(names = "--initial-concurrency-per-backend", paramLabel = "N",
+      description = "Derived limit until the engine has shown a full batch (default 256).")
+  Integer initialConcurrencyPerBackend;
+
+  @YamlKey("admission.engineQueueDepth")
+  @Option(names = "--engine-queue-depth", paramLabel = "N",
+      description = "Requests allowed to wait in an engine beyond its full batch (default 4).")
+  Integer engineQueueDepth;
+
+  @YamlKey("admission.kvUsageThreshold")
+  @Option(names = "--kv-usage-threshold", paramLabel = "0..1",
+      description = "KV usage at which an engine with requests waiting is saturated (default 0.98).")
+  Double kvUsageThreshold;
+
+  @YamlKey("admission.maxQueueLength")
+  @Option(names = "--max-queue-length", paramLabel = "N", description = "Requests waiting in the router at most; 429 beyond (default 1024).")
+  Integer maxQueueLength;
+
+  @YamlKey("admission.maxQueueBytes")
+  @Option(names = "--max-queue-bytes", paramLabel = "N", description = "Body bytes waiting in the router at most; 429 beyond (default 268435456).")
+  Long maxQueueBytes;
+
+  @YamlKey("admission.queueDeadline")
+  @Option(names = "--queue-deadline", paramLabel = "DUR", description = "Longest wait in the router's queue; then 429 (default 30s).")
+  String queueDeadline;
+
+  @YamlKey("admission.tenant")
+  @Option(names = "--tenant", paramLabel = "FROM",
+      description = "Tenant key for fair queuing: api-key, user, header:NAME or none (default api-key).")
+  String tenant;
+
+  @YamlKey("admission.priorityHeader")
+  @Option(names = "--priority-header", paramLabel = "NAME", description = "Header carrying a request's priority (default x-kvroute-priority).")
+  String priorityHeader;
+
+  @YamlKey("admission.tenantPriorities")
+  @Option(names = "--tenant-priority", paramLabel = "TENANT=P", description = "A tenant's default priority (repeatable).")
+  Map<String, Integer> tenantPriorities;
+
+  @YamlKey("admission.maxTenantLabels")
+  @Option(names = "--max-tenant-labels", paramLabel = "N", description = "Tenants named in metrics; the rest are 'other' (default 16).")
+  Integer maxTenantLabels;
+
+  @YamlKey("index.mode")
+  @Option(names = "--index", paramLabel = "MODE",
+      description = "approximate (default: predicted from what was routed), precise (every engine's vLLM KV events) or hybrid (events where a backend names kvEvents=).")
+  String indexMode;
+
+  @YamlKey("index.kvEventsPort")
+  @Option(names = "--kv-events-port", paramLabel = "PORT",
+      description = "precise: an engine's KV-event PUB port when its --backend gives no kvEvents= (default 5557, vLLM's).")
+  Integer kvEventsPort;
+
+  @YamlKey("index.kvEventsReplayPort")
+  @Option(names = "--kv-events-replay-port", paramLabel = "PORT",
+      description = "An engine's replay ROUTER port when its --backend gives no kvEventsReplay=; 0 = no replay (default 0).")
+  Integer kvEventsReplayPort;
+
+  @YamlKey("index.topic")
+  @Option(names = "--kv-events-topic", paramLabel = "PREFIX", description = "KV-event topic prefix to subscribe to (default: every topic).")
+  String kvEventsTopic;
+
+  @YamlKey("index.speculativeTtl")
+  @Option(names = "--speculative-ttl", paramLabel = "DUR",
+      description = "precise/hybrid: a routed prompt counts as held until its events arrive, at most this long; 0s = off (default 2s).")
+  String speculativeTtl;
+
+  @YamlKey("index.staleAfter")
+  @Option(names = "--kv-events-stale-after", paramLabel = "DUR",
+      description = "A backend routed to without any KV event for this long falls back to the approximate view (default 30s).")
+  String kvEventsStaleAfter;
+
+  @YamlKey("index.replayTimeout")
+  @Option(names = "--kv-events-replay-timeout", paramLabel = "DUR", description = "Longest wait for a replay's answer (default 2s).")
+  String kvEventsReplayTimeout;
 
   @Option(names = "--discovery", paramLabel = "KIND",
       description = "Backends discovered besides --backend: kubernetes (pods, see docs/kubernetes.md) or none (default: as --config says, else none).")

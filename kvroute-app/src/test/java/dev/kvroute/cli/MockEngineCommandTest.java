@@ -73,4 +73,30 @@ final class MockEngineCommandTest {
     assertThat(run("--profile", "nope", "--port", "0")).isEqualTo(CommandLine.ExitCode.USAGE);
     assertThat(err.toString()).startsWith("--profile: nope (expected: seed)");
   }
+
+  @Test
+  void kvEventsFlagsGiveVllmsConfigWithTheChosenLayoutAndHashes() {
+    MockEngineCommand c = new MockEngineCommand();
+    new CommandLine(c).parseArgs("--kv-events-config",
+        "{\"enable_kv_cache_events\": true, \"endpoint\": \"tcp://*:5557\", \"topic\": \"kv\"}",
+        "--kv-events-layout", "legacy", "--kv-events-block-hashes", "bytes");
+    var events = c.options().kvEvents();
+    assertThat(events.publishes()).isTrue();
+    assertThat(events.endpoint()).isEqualTo("tcp://*:5557");
+    assertThat(events.topic()).isEqualTo("kv");
+    assertThat(events.layout().cliName()).isEqualTo("legacy");
+    assertThat(events.blockHashFormat().cliName()).isEqualTo("bytes");
+
+    MockEngineCommand none = new MockEngineCommand();
+    new CommandLine(none).parseArgs();
+    assertThat(none.options().kvEvents().publishes()).isFalse();
+  }
+
+  @Test
+  void aBadKvEventsConfigIsAUsageErrorNamingTheField() {
+    assertThat(run("--port", "0", "--kv-events-config", "{\"enable_kv_cache_event\": true}"))
+        .isEqualTo(CommandLine.ExitCode.USAGE);
+    assertThat(err.toString()).startsWith("--kv-events-config: unknown field enable_kv_cache_event (expected one of [")
+        .doesNotContain("\tat ");
+  }
 }

@@ -38,11 +38,12 @@ final class ServeCommandTest {
     JsonNode k8s = new ObjectMapper(new YAMLFactory()).readTree(ConfigLoader.toYaml(ProxyConfig.defaults()
         .withDiscovery(new DiscoveryConfig(KubernetesDiscoveryConfig.of("", "app=vllm", "http")))));
     collect(k8s.at("/discovery/kubernetes"), "discovery.kubernetes", leaves);
+    leaves.remove("discovery"); // empty by default; --discovery switches the section, it is no key of its own
     assertThat(new TreeSet<>(ServeCommand.yamlKeysWithFlags())).isEqualTo(leaves);
   }
 
   private static void collect(JsonNode node, String prefix, TreeSet<String> out) {
-    if (node.isObject()) {
+    if (node.isObject() && !node.isEmpty()) { // an empty map (models.aliases, admission.tenantPriorities) is a leaf with a flag
       for (Map.Entry<String, JsonNode> e : node.properties()) {
         collect(e.getValue(), prefix.isEmpty() ? e.getKey() : prefix + "." + e.getKey(), out);
       }
@@ -110,6 +111,29 @@ final class ServeCommandTest {
       int code = cl.execute("--print-config", "--backend", "http://127.0.0.1:8001", flag[0], flag[1]);
       assertThat(code).as(flag[0]).isEqualTo(CommandLine.ExitCode.USAGE);
       assertThat(err.toString()).as(flag[0]).contains(": nope (expected: ");
+    }
+  }
+
+  @Test
+  void aTokenizerDirectoryThatIsMissingOrCorruptOrHasNoTemplateStopsServeAtStartUp(
+      @org.junit.jupiter.api.io.TempDir java.nio.file.Path dir) throws Exception {
+    java.nio.file.Files.writeString(dir.resolve("tokenizer.json"), "{corrupt");
+    java.nio.file.Path noTemplate = java.nio.file.Files.createDirectory(dir.resolve("no-template"));
+    java.nio.file.Files.writeString(noTemplate.resolve("tokenizer.json"),
+        "{\"model\":{\"type\":\"WordLevel\",\"vocab\":{\"[UNK]\":0,\"a\":1},\"unk_token\":\"[UNK]\"},"
+            + "\"pre_tokenizer\":{\"type\":\"Whitespace\"}}");
+    Map<String, String> expected = Map.of(
+        "hf:" + dir.resolve("missing"), "no tokenizer.json",
+        "hf:" + dir, "not a tokenizer.json",
+        "hf:" + noTemplate, "no chat template");
+    for (Map.Entry<String, String> e : expected.entrySet()) {
+      StringWriter err = new StringWriter();
+      CommandLine cl = new CommandLine(new ServeCommand());
+      cl.setErr(new PrintWriter(err));
+      cl.setOut(new PrintWriter(new StringWriter()));
+      int code = cl.execute("--backend", "http://127.0.0.1:8001", "--port", "0", "--tokenizer", e.getKey());
+      assertThat(code).as(e.getKey()).isEqualTo(CommandLine.ExitCode.USAGE);
+      assertThat(err.toString()).as(e.getKey()).contains("routing.tokenizer: ").contains(e.getValue());
     }
   }
 

@@ -54,7 +54,13 @@ final class DefaultRouterCore implements RouterCore {
 
   @Override
   public Routed route(int[] promptTokens, String sessionKey, Collection<BackendId> healthy) {
-    PrefixIndex.Prompt prompt = index.prompt(promptTokens); // hashed once for match and insert
+    return route(promptTokens, sessionKey, 0L, healthy);
+  }
+
+  @Override
+  public Routed route(int[] promptTokens, String sessionKey, long namespace, Collection<BackendId> healthy) {
+    // hashed once for match and insert
+    PrefixIndex.Prompt prompt = namespace == 0 ? index.prompt(promptTokens) : index.prompt(promptTokens, namespace);
     Decision decision = policy.choose(context(prompt, sessionKey, healthy));
     BackendId chosen = decision.backend();
     int predicted = Math.min(decision.matchedTokens(), promptTokens.length);
@@ -78,7 +84,13 @@ final class DefaultRouterCore implements RouterCore {
 
   @Override
   public Decision explain(int[] promptTokens, String sessionKey, Collection<BackendId> healthy) {
-    return policy.explain(context(index.prompt(promptTokens), sessionKey, healthy));
+    return explain(promptTokens, sessionKey, 0L, healthy);
+  }
+
+  @Override
+  public Decision explain(int[] promptTokens, String sessionKey, long namespace, Collection<BackendId> healthy) {
+    PrefixIndex.Prompt prompt = namespace == 0 ? index.prompt(promptTokens) : index.prompt(promptTokens, namespace);
+    return policy.explain(context(prompt, sessionKey, healthy));
   }
 
   private RoutingContext context(

@@ -81,6 +81,31 @@ public interface RouterCore {
   Routed route(int[] promptTokens, String sessionKey, Collection<BackendId> healthy);
 
   /**
+   * As {@link #route(int[], String, Collection)} in the index namespace {@code namespace} ({@link
+   * PrefixIndex#namespace(String, String)} of the request's model and adapter): the prompt matches
+   * and is recorded only among pages of the same namespace.
+   *
+   * @throws IllegalStateException if no backend of {@code healthy} is registered
+   */
+  Routed route(int[] promptTokens, String sessionKey, long namespace, Collection<BackendId> healthy);
+
+  /**
+   * As {@link #route(RequestView, Collection)} in the index namespace {@code namespace}.
+   *
+   * @throws IllegalStateException if no backend of {@code healthy} is registered
+   */
+  default Routed route(RequestView view, long namespace, Collection<BackendId> healthy) {
+    return route(tokens(view), view.sessionKey(), namespace, healthy);
+  }
+
+  /**
+   * As {@link #explain(int[], String, Collection)} in the index namespace {@code namespace}.
+   *
+   * @throws IllegalStateException if no backend of {@code healthy} is registered
+   */
+  Decision explain(int[] promptTokens, String sessionKey, long namespace, Collection<BackendId> healthy);
+
+  /**
    * The decision {@code view} would get now, with no side effect on the index, loads or policy state
    * (see {@link RoutingPolicy#explain}).
    *

@@ -51,6 +51,8 @@ import java.util.List;
  *       the body's shape implies ({@code messages}: chat, {@code prompt}: completions,
  *       {@code text}/{@code input_ids}: {@code /generate}).
  *   <li>{@code GET /admin/config}: the effective configuration as YAML (token redacted).
+ *   <li>{@code POST /admin/lora/load} and {@code /admin/lora/unload}: vLLM's runtime LoRA load/unload
+ *       forwarded to one backend, a list, or all (see {@link LoraAdmin}).
  * </ul>
  *
  * When {@code admin.token} is set every request needs {@code Authorization: Bearer <token>}; the
@@ -98,6 +100,9 @@ final class AdminHandler extends ChannelInboundHandlerAdapter {
       LOG.log(Level.ERROR, "admin request failed: " + req.method() + " " + req.uri(), e);
       resp = error(ctx, HttpResponseStatus.INTERNAL_SERVER_ERROR, "internal error: " + e);
     }
+    if (resp == null) {
+      return; // answered later (LoRA load/unload waits for the backends)
+    }
     boolean keepAlive = HttpUtil.isKeepAlive(req);
     Headers.connection(resp.headers(), req.protocolVersion(), keepAlive);
     var f = ctx.writeAndFlush(resp);
@@ -137,6 +142,9 @@ final class AdminHandler extends ChannelInboundHandlerAdapter {
       }
       return explain(ctx, req, q);
     }
+    if ((path.equals("/admin/lora/load") || path.equals("/admin/lora/unload")) && m.equals(HttpMethod.POST)) {
+      return LoraAdmin.handle(ctx, req, px, path.endsWith("/load"));
+    }
     if (path.equals("/admin/config") && m.equals(HttpMethod.GET)) {
       String yaml = ConfigLoader.toYaml(px.config().withoutSecrets());
       return text(HttpResponseStatus.OK, "application/yaml", yaml);
@@ -168,6 +176,9 @@ final class AdminHandler extends ChannelInboundHandlerAdapter {
         : b.capacityKnown() ? "engine-metrics" : "default");
     n.put("indexTokens", px.core().index().sizeTokens(b.id()));
     n.set("load", load(px.core().loads().load(b.id())));
+    ServedModels served = b.models();
+    n.put("modelsSource", served.source());
+    n.set("models", JSON.valueToTree(served.cards().keySet()));
     return n;
   }
 
@@ -249,16 +260,25 @@ final class AdminHandler extends ChannelInboundHandlerAdapter {
       FullHttpResponse r = HttpErrors.response(ctx.alloc(), HttpResponseStatus.BAD_REQUEST, e.getMessage(), e.param(), true);
       return r;
     }
+    ModelCatalog.Resolved model = px.models().resolve(view, () -> body, px.backends().all());
+    if (model.unknown()) {
+      return error(ctx, HttpResponseStatus.NOT_FOUND, "The model `" + model.requested() + "` does not exist.");
+    }
     List<BackendId> routable = new ArrayList<>();
     for (Backend b : px.backends().routable(List.of())) {
-      routable.add(b.id());
+      if (model.serves(b)) {
+        routable.add(b.id());
+      }
     }
     if (routable.isEmpty()) {
       return error(ctx, HttpResponseStatus.SERVICE_UNAVAILABLE, "no healthy backend");
     }
-    Decision d = px.core().explain(view, routable);
+    Decision d = px.core().explain(px.core().tokens(view), view.sessionKey(), model.namespace(), routable);
     ObjectNode root = JSON.createObjectNode();
     root.put("endpoint", endpoint.path());
+    root.put("model", model.served());
+    root.put("baseModel", model.base());
+    root.put("adapter", model.adapter());
     root.put("promptTokens", px.core().tokens(view).length);
     root.put("sessionKey", view.sessionKey());
     root.put("backend", d.backend().name());

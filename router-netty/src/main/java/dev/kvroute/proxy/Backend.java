@@ -1,6 +1,7 @@
 package dev.kvroute.proxy;
 
 import dev.kvroute.core.BackendId;
+import dev.kvroute.core.load.EngineLoad;
 import dev.kvroute.proxy.config.BackendConfig;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -24,7 +25,11 @@ final class Backend {
   private final AtomicInteger failedLoadScrapes = new AtomicInteger();
   private volatile boolean removed;
   private volatile boolean draining;
+  private volatile ServedModels models = ServedModels.UNKNOWN;
+  private volatile LoraAffinity.State lora = LoraAffinity.State.UNKNOWN;
   private volatile long capacityTokens;
+  private volatile EngineLoad engineLoad;
+  private volatile int fullBatch;
   private volatile boolean capacityKnown;
   private int consecutiveProbeFailures;
   private int consecutiveProbeSuccesses;
@@ -74,8 +79,56 @@ final class Backend {
     this.draining = draining;
   }
 
+  /** The engine's last load report, or {@code null} when none is current (never read, or the scrape failed). */
+  EngineLoad engineLoad() {
+    return engineLoad;
+  }
+
+  void engineLoad(EngineLoad load) {
+    engineLoad = load;
+    if (load != null && load.waiting() > 0 && load.running() > 0) {
+      fullBatch = load.running();
+    }
+  }
+
+  /**
+   * The requests the engine ran the last time it also had requests waiting (its batch was full:
+   * vLLM's {@code max_num_seqs}, or fewer when KV-bound), or 0 if it never reported a full batch.
+   */
+  int fullBatch() {
+    return fullBatch;
+  }
+
+  /**
+   * Whether the backend is busy rather than broken: its health probe passes and its engine's last
+   * report shows requests waiting. A first-byte timeout on a busy backend is overload and does not
+   * count against its circuit.
+   */
+  boolean busy() {
+    EngineLoad l = engineLoad;
+    return healthy && !removed && l != null && l.waiting() > 0;
+  }
+
   boolean removed() {
     return removed;
+  }
+
+  /** The models and adapters it serves ({@link ServedModels#UNKNOWN} until configured or read). */
+  ServedModels models() {
+    return models;
+  }
+
+  void models(ServedModels served) {
+    models = served;
+  }
+
+  /** Its engine's LoRA adapters running and waiting, from {@code vllm:lora_requests_info}. */
+  LoraAffinity.State lora() {
+    return lora;
+  }
+
+  void lora(LoraAffinity.State state) {
+    lora = state;
   }
 
   void markRemoved() {

@@ -30,6 +30,8 @@ final class BackendRegistry {
   private final Ticker ticker;
   private final Map<BackendId, Backend> byId = new ConcurrentHashMap<>();
   private final AtomicInteger passthroughCursor = new AtomicInteger();
+  /** Backends whose circuit is open (each reserved through {@link #tryEject}). */
+  private final AtomicInteger ejected = new AtomicInteger();
   private volatile List<Backend> snapshot = List.of();
   private volatile Consumer<BackendId> onRemoved = id -> {};
   private volatile Consumer<Backend> onAdded = b -> {};
@@ -67,7 +69,13 @@ final class BackendRegistry {
       }
       long capacity = cfg.capacityTokens() > 0 ? cfg.capacityTokens() : config.routing().defaultCapacityTokens();
       CircuitBreaker breaker = new CircuitBreaker(config.circuitBreaker(), ticker,
-          (from, to) -> metrics.circuitTransition(id, to));
+          (from, to) -> {
+            if (from == CircuitBreaker.State.OPEN) {
+              ejected.decrementAndGet();
+            }
+            metrics.circuitTransition(id, to);
+          },
+          this::tryEject);
       b = new Backend(cfg, breaker, capacity);
       core.addBackend(id, capacity);
       byId.put(id, b);
@@ -106,6 +114,9 @@ final class BackendRegistry {
         return null;
       }
       b.markRemoved();
+      if (b.breaker().state() == CircuitBreaker.State.OPEN) {
+        ejected.decrementAndGet();
+      }
       List<Backend> next = new ArrayList<>(snapshot);
       next.remove(b);
       snapshot = List.copyOf(next);
@@ -141,6 +152,7 @@ final class BackendRegistry {
       if (b.removed()) {
         return;
       }
+      b.engineLoad(reported);
       if (reported == null) {
         core.loads().clearEngine(b.id());
       } else {
@@ -192,6 +204,42 @@ final class BackendRegistry {
       }
     }
     return out;
+  }
+
+  /**
+   * Reserves an ejection (an open circuit) if fewer than {@code circuitBreaker.maxEjectionPercent} of
+   * the backends are ejected; one ejection is always allowed.
+   */
+  private boolean tryEject() {
+    int max = Math.max(1, snapshot.size() * config.circuitBreaker().maxEjectionPercent() / 100);
+    while (true) {
+      int now = ejected.get();
+      if (now >= max) {
+        return false;
+      }
+      if (ejected.compareAndSet(now, now + 1)) {
+        return true;
+      }
+    }
+  }
+
+  /** Backends whose circuit is open now. */
+  int ejected() {
+    return ejected.get();
+  }
+
+  /**
+   * Whether the router can serve at all: at least one backend passes its health probe. Open circuits
+   * and saturated engines do not count: a fleet that is momentarily busy is still ready (its
+   * requests queue or get 429), and taking the router out of its Service would turn it into an outage.
+   */
+  boolean anyHealthy() {
+    for (Backend b : snapshot) {
+      if (b.healthy() && !b.removed()) {
+        return true;
+      }
+    }
+    return false;
   }
 
   /** Whether at least one backend may take a request now. */

@@ -3,6 +3,7 @@ package dev.kvroute.proxy;
 import dev.kvroute.core.Ticker;
 import dev.kvroute.proxy.config.CircuitBreakerConfig;
 import java.util.function.BiConsumer;
+import java.util.function.BooleanSupplier;
 
 /**
  * One backend's circuit breaker. Counts connection failures, timeouts and 5xx answers; the proxy
@@ -39,6 +40,7 @@ final class CircuitBreaker {
   private final CircuitBreakerConfig config;
   private final Ticker ticker;
   private final BiConsumer<State, State> onTransition;
+  private final BooleanSupplier mayOpen;
   private State state = State.CLOSED;
   private int consecutiveFailures;
   private int consecutiveSuccesses;
@@ -48,9 +50,20 @@ final class CircuitBreaker {
    * @param onTransition called with (from, to) on every state change, under the breaker's lock
    */
   CircuitBreaker(CircuitBreakerConfig config, Ticker ticker, BiConsumer<State, State> onTransition) {
+    this(config, ticker, onTransition, () -> true);
+  }
+
+  /**
+   * @param mayOpen asked before the circuit opens; {@code false} keeps it closed (or half-open), so
+   *     that no more than the configured share of the backends is ejected. A {@code true} answer
+   *     reserves an ejection slot, which the owner frees on the transition out of OPEN. Must not call
+   *     back into this breaker.
+   */
+  CircuitBreaker(CircuitBreakerConfig config, Ticker ticker, BiConsumer<State, State> onTransition, BooleanSupplier mayOpen) {
     this.config = config;
     this.ticker = ticker;
     this.onTransition = onTransition;
+    this.mayOpen = mayOpen;
   }
 
   /** Whether a request may be sent now; moves OPEN to HALF_OPEN once the open duration is over. */
@@ -87,6 +100,11 @@ final class CircuitBreaker {
   }
 
   private void open() {
+    if (!mayOpen.getAsBoolean()) {
+      // too many backends are ejected already: stay in rotation (Envoy's max_ejection_percent)
+      consecutiveFailures = 0;
+      return;
+    }
     openedAtNanos = ticker.nanos();
     moveTo(State.OPEN);
   }

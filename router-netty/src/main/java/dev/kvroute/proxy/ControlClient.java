@@ -72,6 +72,19 @@ final class ControlClient {
    * @param extraHeaders headers to add (e.g. the client's {@code Authorization}), or {@code null}
    */
   CompletableFuture<Response> get(BackendConfig backend, String path, HttpHeaders extraHeaders, Duration timeout) {
+    return send(backend, HttpMethod.GET, path, extraHeaders, null, timeout);
+  }
+
+  /**
+   * Sends {@code POST basePath + path} with a JSON {@code body} to {@code backend}; completes as
+   * {@link #get}.
+   */
+  CompletableFuture<Response> postJson(BackendConfig backend, String path, byte[] body, Duration timeout) {
+    return send(backend, HttpMethod.POST, path, null, body, timeout);
+  }
+
+  private CompletableFuture<Response> send(BackendConfig backend, HttpMethod method, String path,
+      HttpHeaders extraHeaders, byte[] body, Duration timeout) {
     CompletableFuture<Response> result = new CompletableFuture<>();
     ChannelFuture connect = template.clone().handler(template.config().handler())
         .connect(backend.host(), backend.port());
@@ -106,8 +119,13 @@ final class ControlClient {
           ctx.close();
         }
       });
-      FullHttpRequest req = new DefaultFullHttpRequest(HttpVersion.HTTP_1_1, HttpMethod.GET,
-          backend.basePath() + path, Unpooled.EMPTY_BUFFER);
+      FullHttpRequest req = new DefaultFullHttpRequest(HttpVersion.HTTP_1_1, method,
+          backend.basePath() + path, body == null ? Unpooled.EMPTY_BUFFER : Unpooled.wrappedBuffer(body));
+      if (body != null) {
+        req.headers()
+            .set(HttpHeaderNames.CONTENT_TYPE, "application/json")
+            .setInt(HttpHeaderNames.CONTENT_LENGTH, body.length);
+      }
       if (extraHeaders != null) {
         req.headers().add(extraHeaders);
       }

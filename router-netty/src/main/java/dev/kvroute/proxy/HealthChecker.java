@@ -72,12 +72,21 @@ final class HealthChecker implements AutoCloseable {
   private final EventLoop loop;
   private ScheduledFuture<?> task;
   private ScheduledFuture<?> loadTask;
+  private volatile java.util.function.Consumer<Backend> onRecovered = b -> {};
 
   HealthChecker(HealthCheckConfig config, BackendRegistry backends, ControlClient control, EventLoop loop) {
     this.config = config;
     this.backends = backends;
     this.control = control;
     this.loop = loop;
+  }
+
+  /**
+   * A hook run when a backend turns healthy again after an outage, or its engine restarted (what it
+   * serves may have changed: model discovery reads it again).
+   */
+  void onRecovered(java.util.function.Consumer<Backend> hook) {
+    this.onRecovered = hook;
   }
 
   /** Starts the periodic probes (when enabled). */
@@ -120,6 +129,7 @@ final class HealthChecker implements AutoCloseable {
             e != null ? e.toString() : "status " + r.status());
         if (b.healthy()) {
           checkRestart(b);
+          onRecovered.accept(b);
         }
       }
     }));
@@ -170,6 +180,7 @@ final class HealthChecker implements AutoCloseable {
       if (text == null) {
         return;
       }
+      b.lora(LoraAffinity.parse(text)); // the adapters running and waiting (LoRA affinity)
       double started = parseStartSeconds(text);
       double known = b.engineStartSeconds();
       if (Double.isNaN(started)) {
@@ -187,6 +198,7 @@ final class HealthChecker implements AutoCloseable {
       }
       if (b.metricsRead() && !Double.isNaN(known) && started > known) {
         backends.cacheLost(b);
+        onRecovered.accept(b);
         LOG.log(Level.INFO, "backend {0}: engine restarted (process_start_time_seconds {1} -> {2}); "
             + "its index view is forgotten", b.id(), String.valueOf(known), String.valueOf(started));
       }

@@ -88,6 +88,37 @@ final class HttpErrors {
   }
 
   /**
+   * A 429 as OpenAI answers a rate limit: {@code {"error":{"message":..., "type":"requests",
+   * "param":null, "code":"rate_limit_exceeded"}}}, with {@code Retry-After} in whole seconds.
+   */
+  static FullHttpResponse rateLimited(ByteBufAllocator alloc, String message, long retryAfterSeconds, boolean keepAlive) {
+    ByteBuf buf = alloc.buffer(160 + message.length());
+    try (OutputStream out = new ByteBufOutputStream(buf);
+        JsonGenerator g = JSON.createGenerator(out)) {
+      g.writeStartObject();
+      g.writeObjectFieldStart("error");
+      g.writeStringField("message", message);
+      g.writeStringField("type", "requests");
+      g.writeNullField("param");
+      g.writeStringField("code", "rate_limit_exceeded");
+      g.writeEndObject();
+      g.writeEndObject();
+    } catch (IOException e) {
+      buf.release();
+      throw new UncheckedIOException(e);
+    }
+    FullHttpResponse r = new DefaultFullHttpResponse(HttpVersion.HTTP_1_1, HttpResponseStatus.TOO_MANY_REQUESTS, buf);
+    r.headers()
+        .set(HttpHeaderNames.CONTENT_TYPE, HttpHeaderValues.APPLICATION_JSON)
+        .setInt(HttpHeaderNames.CONTENT_LENGTH, buf.readableBytes())
+        .set(HttpHeaderNames.RETRY_AFTER, Long.toString(retryAfterSeconds));
+    if (!keepAlive) {
+      r.headers().set(HttpHeaderNames.CONNECTION, HttpHeaderValues.CLOSE);
+    }
+    return r;
+  }
+
+  /**
    * A complete error response with {@code Content-Length} and, unless {@code keepAlive},
    * {@code Connection: close}.
    */

@@ -37,7 +37,8 @@ import java.util.concurrent.TimeoutException;
  *   <li>A ready pod (condition {@code Ready=True}, a pod IP, no deletion timestamp) becomes the backend
  *       {@code http://POD_IP:PORT} named after the pod, its KV capacity from the
  *       {@value #CAPACITY_ANNOTATION} annotation when present (else read from the engine as for any
- *       backend).
+ *       backend), its models from the {@value #MODELS_ANNOTATION} annotation (comma-separated) when
+ *       present (else from its {@code /v1/models}). Annotations are read when the backend is added.
  *   <li>A pod of ours that turns not ready or terminating drains: no new request goes there, the
  *       requests in flight finish. Ready again, it takes requests again.
  *   <li>A deleted pod leaves, with its index view ({@link BackendRegistry#remove}); requests in flight on
@@ -59,6 +60,8 @@ final class KubernetesDiscovery implements AutoCloseable {
 
   /** Pod annotation: the engine's KV cache capacity in tokens (a whole number). */
   static final String CAPACITY_ANNOTATION = "kvroute.dev/capacity-tokens";
+  /** Pod annotation: the models and LoRA adapters the engine serves, comma-separated (else its /v1/models). */
+  static final String MODELS_ANNOTATION = "kvroute.dev/models";
 
   private final KubernetesDiscoveryConfig config;
   private final BackendRegistry registry;
@@ -239,7 +242,7 @@ final class KubernetesDiscovery implements AutoCloseable {
     }
     if (mine == null) {
       if (ready && url != null) {
-        add(name, url, capacity(pod));
+        add(name, url, capacity(pod), models(pod));
       }
       return;
     }
@@ -250,10 +253,10 @@ final class KubernetesDiscovery implements AutoCloseable {
     }
   }
 
-  private void add(String name, URI url, long capacityTokens) {
+  private void add(String name, URI url, long capacityTokens, List<String> models) {
     BackendConfig cfg;
     try {
-      cfg = new BackendConfig(url, name, capacityTokens);
+      cfg = new BackendConfig(url, name, capacityTokens, models);
       registry.add(cfg);
     } catch (IllegalArgumentException e) {
       LOG.log(Level.WARNING, "kubernetes discovery: pod " + name + " skipped: " + e.getMessage());
@@ -318,6 +321,16 @@ final class KubernetesDiscovery implements AutoCloseable {
       }
     }
     return -1;
+  }
+
+  /** The {@value #MODELS_ANNOTATION} annotation's names; empty (discover from /v1/models) when absent. */
+  private static List<String> models(Pod pod) {
+    Map<String, String> a = pod.getMetadata().getAnnotations();
+    String v = a == null ? null : a.get(MODELS_ANNOTATION);
+    if (v == null) {
+      return List.of();
+    }
+    return java.util.Arrays.stream(v.split(",")).map(String::trim).filter(m -> !m.isEmpty()).toList();
   }
 
   /** The {@value #CAPACITY_ANNOTATION} annotation, or 0 (read from the engine) when absent or malformed. */

@@ -3,6 +3,7 @@ package dev.kvroute.proxy;
 import dev.kvroute.core.BackendId;
 import dev.kvroute.core.RouterCore;
 import dev.kvroute.core.Ticker;
+import dev.kvroute.core.index.KvEventIndex;
 import dev.kvroute.core.index.PrefixIndex;
 import dev.kvroute.core.load.LoadTracker;
 import dev.kvroute.core.policy.Policies;
@@ -12,6 +13,7 @@ import dev.kvroute.core.tokenize.PromptTokenizer;
 import dev.kvroute.core.tokenize.Tokenizer;
 import dev.kvroute.proxy.config.BackendConfig;
 import dev.kvroute.proxy.config.ConfigException;
+import dev.kvroute.proxy.config.IndexConfig;
 import dev.kvroute.proxy.config.ProxyConfig;
 import io.netty.bootstrap.ServerBootstrap;
 import io.netty.channel.Channel;
@@ -64,11 +66,13 @@ public final class KvrouteServer implements AutoCloseable {
   private final EventLoopGroup workers;
   private final UpstreamPool pool;
   private final HealthChecker health;
+  private final ModelDiscovery discovery;
+  private final KvEventSubscriptions kvEvents;
   private final ProxyContext context;
   private final ThreadPoolExecutor bodyWorkers;
   private Channel serverChannel;
   private Channel adminChannel;
-  private volatile KubernetesDiscovery discovery;
+  private volatile KubernetesDiscovery kubernetes;
 
   private KvrouteServer(ProxyConfig config, RouterCore core, Transport transport) {
     this.config = config;
@@ -82,12 +86,32 @@ public final class KvrouteServer implements AutoCloseable {
     BackendRegistry backends = new BackendRegistry(config, core, metrics, ticker);
     ControlClient control = new ControlClient(workers, transport.channel(), config.timeouts().connect());
     this.health = new HealthChecker(config.healthCheck(), backends, control, workers.next());
-    backends.hooks(health::probeNow, pool::evict);
+    this.kvEvents = config.index().usesEvents() && core.index() instanceof KvEventIndex events
+        ? new KvEventSubscriptions(config.index(), events, metrics.registry()) : null;
+    if (core.index() instanceof KvEventIndex events) {
+      metrics.indexModes(b -> events.mode(BackendId.of(b)).name().toLowerCase(java.util.Locale.ROOT));
+    }
+    this.discovery = new ModelDiscovery(config.models(), backends, control, workers.next(),
+        config.healthCheck().timeout(), config.healthCheck().interval());
+    health.onRecovered(discovery::refresh);
+    backends.hooks(b -> {
+      health.probeNow(b);
+      discovery.refresh(b);
+      if (kvEvents != null) {
+        kvEvents.added(b);
+      }
+    }, id -> {
+      pool.evict(id);
+      if (kvEvents != null) {
+        kvEvents.removed(id);
+      }
+    });
     RequestParser parser = RequestParser.create(config.routing().sessionHeader(), config.routing().sessionField());
     this.bodyWorkers = bodyWorkers();
     this.context = new ProxyContext(
         config, core, parser, backends, pool, control, metrics, ticker, bodyWorkers, new ClientConnections(),
-        new ApiPaths(config.api()));
+        new ApiPaths(config.api()), new ModelCatalog(config.models()), discovery,
+        new Admission(config.admission(), backends, core.loads(), ticker, workers.next(), metrics.registry()));
     metrics.addGlobalGauges(core, pool);
   }
 
@@ -134,7 +158,8 @@ public final class KvrouteServer implements AutoCloseable {
 
   /**
    * The routing core {@code config} describes: its policy over a radix prefix index of
-   * {@code routing.pageSizeTokens} pages and the jtokkit tokenizer {@code routing.tokenizer}.
+   * {@code routing.pageSizeTokens} pages (wrapped in a {@link KvEventIndex} when {@code index.mode} is
+   * {@code precise} or {@code hybrid}) and the jtokkit tokenizer {@code routing.tokenizer}.
    *
    * @throws ConfigException if the policy or tokenizer name is unknown
    */
@@ -146,24 +171,27 @@ public final class KvrouteServer implements AutoCloseable {
       throw new ConfigException("policy.name: " + config.policy().name()
           + " (expected: one of " + String.join(", ", Policies.names()) + ")", e);
     }
-    Tokenizer tokenizer;
-    try {
-      tokenizer = Tokenizer.jtokkit(config.routing().tokenizer());
-    } catch (IllegalArgumentException e) {
-      throw new ConfigException("routing.tokenizer: " + config.routing().tokenizer()
-          + " (expected: o200k_base, cl100k_base, p50k_base or r50k_base)", e);
-    }
-    return RouterCore.create(policy, PromptTokenizer.create(tokenizer),
-        PrefixIndex.radix(config.routing().pageSizeTokens(), Ticker.system()), LoadTracker.create());
+    PromptTokenizer tokenizer = RouterTokenizers.load(config.routing()).asPromptTokenizer();
+    return RouterCore.create(policy, tokenizer, createIndex(config), LoadTracker.create());
+  }
+
+  /** The prefix index {@code config.index()} asks for, over {@code routing.pageSizeTokens} pages. */
+  static PrefixIndex createIndex(ProxyConfig config) {
+    PrefixIndex radix = PrefixIndex.radix(config.routing().pageSizeTokens(), Ticker.system());
+    IndexConfig index = config.index();
+    return !index.usesEvents() ? radix : KvEventIndex.create(radix, Ticker.system(),
+        new KvEventIndex.Settings(index.speculativeTtl(), index.staleAfter()));
   }
 
   private void bind() {
     for (BackendConfig b : config.backends()) {
       context.backends().add(b);
     }
+    // the first requests route by model: wait (up to a health-check timeout) for the first reads
     if (config.discovery().kubernetes() != null) {
-      discovery = KubernetesDiscovery.start(config.discovery().kubernetes(), context.backends());
+      kubernetes = KubernetesDiscovery.start(config.discovery().kubernetes(), context.backends());
     }
+    discovery.awaitPending(config.healthCheck().timeout());
     WriteBufferWaterMark marks = new WriteBufferWaterMark(
         config.writeBuffer().lowWaterMarkBytes(), config.writeBuffer().highWaterMarkBytes());
     ServerBootstrap proxy = new ServerBootstrap()
@@ -190,6 +218,7 @@ public final class KvrouteServer implements AutoCloseable {
           String.valueOf(adminPort()));
     }
     health.start();
+    discovery.start();
     // DEBUG: the program embedding the server prints the start line (kvroute serve: ServeCommand)
     LOG.log(Level.DEBUG, "kvroute listening on {0}:{1} ({2}, policy {3}, {4} backends{5})", config.bind(),
         String.valueOf(port()), transport.name(), config.policy().name(), context.backends().all().size(),
@@ -259,8 +288,8 @@ public final class KvrouteServer implements AutoCloseable {
   }
 
   /** The running Kubernetes discovery, or {@code null} when none is configured (for tests). */
-  KubernetesDiscovery discovery() {
-    return discovery;
+  KubernetesDiscovery kubernetesDiscovery() {
+    return kubernetes;
   }
 
   /** The Prometheus text exposition served at {@code /metrics}. */
@@ -299,6 +328,11 @@ public final class KvrouteServer implements AutoCloseable {
     return true;
   }
 
+  /** The backend registry (tests). */
+  BackendRegistry registry() {
+    return context.backends();
+  }
+
   /** Client connections open now (for tests and the drain). */
   int openClientConnections() {
     return context.clients().open();
@@ -310,10 +344,14 @@ public final class KvrouteServer implements AutoCloseable {
    */
   @Override
   public void close() {
-    if (discovery != null) {
-      discovery.close();
+    if (kubernetes != null) {
+      kubernetes.close();
     }
     health.close();
+    discovery.close();
+    if (kvEvents != null) {
+      kvEvents.close();
+    }
     if (serverChannel != null) {
       serverChannel.close().awaitUninterruptibly();
     }

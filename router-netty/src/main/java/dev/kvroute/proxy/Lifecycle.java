@@ -8,6 +8,8 @@ package dev.kvroute.proxy;
 enum Lifecycle {
   /** The whole request (headers and body) has been read from the client. */
   RECEIVED,
+  /** Every backend was saturated: the request waits in the router's queue (admission control). */
+  QUEUED,
   /** A backend was chosen (and, for a generation request, its load lease taken). */
   ROUTED,
   /** An upstream connection to the chosen backend is ready and the request is being written. */

@@ -40,12 +40,18 @@ final class OffLoopRouting {
    */
   static boolean route(ProxyContext px, EventLoop loop, int[] promptTokens, String sessionKey,
       List<BackendId> healthy, Then then) {
+    return route(px, loop, promptTokens, sessionKey, 0L, healthy, then);
+  }
+
+  /** As above, in the prefix-index {@code namespace} of the request's model and adapter. */
+  static boolean route(ProxyContext px, EventLoop loop, int[] promptTokens, String sessionKey, long namespace,
+      List<BackendId> healthy, Then then) {
     Executor workers = px.bodyWorkers();
     Runnable work = () -> {
       RouterCore.Routed routed = null;
       RuntimeException failure = null;
       try {
-        RouterCore.Routed r = px.core().route(promptTokens, sessionKey, healthy);
+        RouterCore.Routed r = px.core().route(promptTokens, sessionKey, namespace, healthy);
         routed = new Routed(r.decision(), r.promptTokens(), r.predictedCachedTokens(),
             new OffLoopLease(r.lease(), workers));
       } catch (RuntimeException e) {

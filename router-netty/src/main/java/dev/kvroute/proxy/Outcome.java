@@ -14,6 +14,8 @@ enum Outcome {
   UNAVAILABLE("unavailable"),
   /** The upstream failed after retries (502, 504) or the response broke off mid-stream. */
   FAILED("failed"),
+  /** The router's queue refused the request (429: full, shed or deadline). */
+  RATE_LIMITED("rate_limited"),
   /** The client disconnected before the response ended. */
   CANCELLED("cancelled");
 

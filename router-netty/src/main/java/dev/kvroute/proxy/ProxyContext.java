@@ -10,8 +10,10 @@ import java.util.concurrent.Executor;
  * The services shared by every connection of one proxy: configuration, routing core, request
  * parser, backends, upstream pools, the control client, metrics, and the bounded pool that parses
  * and tokenizes large request bodies off the event loops ({@code bodyWorkers}; it rejects work when
- * its queue is full), the client connections ({@code clients}, for a graceful drain), and the
- * engine paths clients may reach ({@code apiPaths}, the allow-list).
+ * its queue is full), the client connections ({@code clients}, for a graceful drain), the
+ * engine paths clients may reach ({@code apiPaths}, the allow-list), the fleet's models
+ * ({@code models}, kept current by {@code discovery}), and admission control ({@code admission}:
+ * per-backend limits and the router's queue).
  *
  * <p>Immutable holder of thread-safe services.
  */
@@ -26,4 +28,7 @@ record ProxyContext(
     Ticker ticker,
     Executor bodyWorkers,
     ClientConnections clients,
-    ApiPaths apiPaths) {}
+    ApiPaths apiPaths,
+    ModelCatalog models,
+    ModelDiscovery discovery,
+    Admission admission) {}

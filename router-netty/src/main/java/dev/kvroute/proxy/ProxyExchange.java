@@ -2,7 +2,12 @@ package dev.kvroute.proxy;
 
 import dev.kvroute.core.BackendId;
 import dev.kvroute.core.RouterCore;
+import dev.kvroute.core.admission.AdmissionQueue;
+import dev.kvroute.core.admission.RequestFields;
 import dev.kvroute.core.request.RequestView;
+import dev.kvroute.proxy.config.AdmissionConfig;
+import io.netty.buffer.ByteBufUtil;
+import io.netty.buffer.ByteBuf;
 import io.netty.channel.ChannelFuture;
 import io.netty.channel.ChannelFutureListener;
 import io.netty.channel.ChannelHandlerContext;
@@ -28,6 +33,7 @@ import io.netty.util.concurrent.Future;
 import java.lang.System.Logger.Level;
 import java.net.InetSocketAddress;
 import java.net.SocketAddress;
+import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
@@ -46,6 +52,15 @@ import java.util.concurrent.TimeUnit;
  * the same backend. A connect failure or timeout, a first-byte timeout, a connection closed before
  * the response, or a 502/503 status are retried on another backend while retries remain and nothing
  * has been written to the client; a 4xx never is.
+ *
+ * <p><b>Admission.</b> A generation request first passes {@link Admission}: it starts at once when a
+ * backend has a free slot, else waits in the router's queue (routed when it leaves) or is answered 429.
+ *
+ * <p><b>The response head.</b> The backend's status line and headers are held until its first body
+ * byte (or the end of a bodiless response), so a backend that answers and then sends nothing within
+ * {@code timeouts.firstByte} ends in a retry or a JSON 504, never an empty 200. A stream that breaks
+ * off after its head went out ends, for SSE, as vLLM ends a stream on an error: {@code data:
+ * {"error": ...}} then {@code data: [DONE]}.
  *
  * <p><b>Relay and backpressure.</b> Both channels have auto-read off. The upstream channel is read
  * once at a time: every response object of a read is written to the client, the writes are flushed
@@ -80,7 +95,7 @@ import java.util.concurrent.TimeUnit;
  * <p>Not thread-safe: everything runs on the client channel's event loop, which is also the upstream
  * channel's.
  */
-final class ProxyExchange implements UpstreamHandler.Listener {
+final class ProxyExchange implements UpstreamHandler.Listener, Admission.Waiter {
   private static final System.Logger LOG = System.getLogger(ProxyExchange.class.getName());
 
   private final ProxyContext px;
@@ -94,6 +109,8 @@ final class ProxyExchange implements UpstreamHandler.Listener {
   private final String requestId;
   private final boolean clientKeepAlive;
   private final Timeline timeline;
+  /** Where the request's model may go, or {@code null} (pass-through requests). */
+  private final ModelCatalog.Resolved model;
   private final Set<BackendId> tried = new HashSet<>(4);
   private int retriesLeft;
   private HttpResponseStatus failureStatus = HttpResponseStatus.BAD_GATEWAY;
@@ -107,7 +124,15 @@ final class ProxyExchange implements UpstreamHandler.Listener {
   private boolean skippingInformational;
 
   // the response
+  /** The backend's status line and headers arrived (held until the first body byte). */
+  private boolean headSeen;
+  /** The head, as the client will get it, held until the first body byte arrives. */
+  private HttpResponse heldHead;
+  /** The head was written to the client: no retry, no error response from now on. */
   private boolean responseStarted;
+  private boolean sse;
+  /** The last two bytes relayed of an SSE body (to end it on an event boundary). */
+  private int lastTwoBytes = ('\n' << 8) | '\n';
   private boolean firstByteSeen;
   private boolean closeClientAfterResponse;
   private boolean upstreamKeepAlive;
@@ -123,11 +148,19 @@ final class ProxyExchange implements UpstreamHandler.Listener {
   private ScheduledFuture<?> clientTimer;
   private boolean done;
 
+  // admission
+  /** The queue ticket while the request waits in the router's queue, else {@code null}. */
+  private AdmissionQueue.Ticket<Admission.Waiter> ticket;
+  /** Admitted and not yet routed: counts against the backends' free slots until it is. */
+  private boolean admissionPending;
+
   /**
    * @param request the aggregated request; this exchange owns it and releases it when done
    * @param view the routing view for generation requests, or {@code null} for pass-through
    * @param promptTokens the view's prompt tokens when already computed (large bodies), else {@code null}
    * @param requestId the request id (the client's {@code X-Request-Id} or a generated one)
+   * @param model the backends serving the request's model and its index namespace, or {@code null}
+   *     to route among every backend in the default namespace
    */
   ProxyExchange(
       ProxyContext px,
@@ -138,8 +171,10 @@ final class ProxyExchange implements UpstreamHandler.Listener {
       RequestView view,
       int[] promptTokens,
       String requestId,
-      Timeline timeline) {
+      Timeline timeline,
+      ModelCatalog.Resolved model) {
     this.px = px;
+    this.model = model;
     this.owner = owner;
     this.client = client;
     this.loop = client.channel().eventLoop();
@@ -153,9 +188,113 @@ final class ProxyExchange implements UpstreamHandler.Listener {
     this.retriesLeft = px.config().retries().maxRetries();
   }
 
-  /** Starts the first attempt. */
+  /**
+   * Starts the request: a generation request goes through admission first (at once when a backend
+   * has a free slot and nobody is queued, else through the router's queue, or a 429); others start
+   * their first attempt at once.
+   */
   void start() {
+    Admission admission = px.admission();
+    if (view == null || !admission.enabled()) {
+      attempt();
+      return;
+    }
+    AdmissionConfig ac = admission.config();
+    HttpHeaders h = request.headers();
+    RequestFields[] fields = {null};
+    java.util.function.Supplier<RequestFields> body = () -> {
+      if (fields[0] == null) {
+        ByteBuf c = request.content();
+        fields[0] = c.hasArray()
+            ? RequestFields.read(c.array(), c.arrayOffset() + c.readerIndex(), c.readableBytes())
+            : RequestFields.read(ByteBufUtil.getBytes(c), 0, c.readableBytes());
+      }
+      return fields[0];
+    };
+    String auth = h.get(HttpHeaderNames.AUTHORIZATION);
+    String tenant = Admission.tenantKey(ac.tenant(), auth, ac.tenant().equals("user") ? body.get().user() : null, h::get);
+    java.util.function.IntSupplier priority = () -> priority(ac, body.get(), h, tenant, auth);
+    @SuppressWarnings("unchecked")
+    AdmissionQueue.Ticket<Admission.Waiter>[] out = new AdmissionQueue.Ticket[1];
+    switch (admission.admit(this, priority, tenant, request.content().readableBytes(), out)) {
+      case NOW:
+        admissionPending = true;
+        attempt();
+        break;
+      case QUEUED:
+        ticket = out[0];
+        timeline.mark(Lifecycle.QUEUED, px.ticker().nanos(), Admission.priorityClass(ticket.priority()));
+        break;
+      default:
+        long retry = admission.retryAfterSeconds();
+        respondRateLimited("the router's queue is full (every backend is saturated); retry after " + retry + " s", retry);
+    }
+  }
+
+  /**
+   * A request's priority: the body's {@code priority} (vLLM's field), else the priority header, else
+   * the tenant's configured priority (by tenant key, or by the API key itself), else 0.
+   */
+  private static int priority(AdmissionConfig ac, RequestFields fields, HttpHeaders h, String tenant, String auth) {
+    if (fields.priority() != null) {
+      return fields.priority();
+    }
+    String header = h.get(ac.priorityHeader());
+    if (header != null) {
+      try {
+        return Integer.parseInt(header.trim());
+      } catch (NumberFormatException ignored) {
+        // not a number: as if absent
+      }
+    }
+    Integer p = ac.tenantPriorities().get(tenant);
+    if (p == null && auth != null) {
+      String key = auth.trim();
+      p = ac.tenantPriorities().get(key.regionMatches(true, 0, "Bearer ", 0, 7) ? key.substring(7).trim() : key);
+    }
+    return p == null ? 0 : p;
+  }
+
+  @Override
+  public EventLoop loop() {
+    return loop;
+  }
+
+  /** Admitted from the router's queue (on this exchange's event loop): route and send now. */
+  @Override
+  public void admitted() {
+    ticket = null;
+    admissionPending = true;
+    if (done) {
+      settleAdmission();
+      return;
+    }
     attempt();
+  }
+
+  /** Refused while queued: deadline passed, or shed for a better request. */
+  @Override
+  public void refused(String reason, String message, long retryAfterSeconds) {
+    ticket = null;
+    if (!done) {
+      respondRateLimited(message, retryAfterSeconds);
+    }
+  }
+
+  private void settleAdmission() {
+    if (admissionPending) {
+      admissionPending = false;
+      px.admission().routed();
+    }
+  }
+
+  private void respondRateLimited(String message, long retryAfterSeconds) {
+    responseStarted = true;
+    boolean keepAlive = clientKeepAlive && !px.clients().draining();
+    FullHttpResponse r = HttpErrors.rateLimited(client.alloc(), message, retryAfterSeconds, keepAlive);
+    r.headers().set(Headers.X_REQUEST_ID, requestId);
+    status = 429;
+    client.writeAndFlush(r).addListener((ChannelFutureListener) f -> finish(Outcome.RATE_LIMITED, f.isSuccess() && keepAlive));
   }
 
   private void attempt() {
@@ -163,14 +302,33 @@ final class ProxyExchange implements UpstreamHandler.Listener {
     routed = null;
     staleRetryUsed = false;
     skippingInformational = false;
+    headSeen = false;
+    heldHead = null;
+    sse = false;
+    usage = null;
     List<Backend> candidates = px.backends().routable(tried);
+    if (model != null) {
+      candidates.removeIf(b -> !model.serves(b)); // never a replica that does not serve the model
+      if (px.config().models().loraAffinity()) {
+        candidates = LoraAffinity.prefer(candidates, model.adapter(),
+            b -> px.core().loads().load(b.id()).inFlightRequests(), px.config().policy().balanceAbsThreshold());
+      }
+    }
     if (candidates.isEmpty()) {
-      if (tried.isEmpty()) {
-        respondError(HttpResponseStatus.SERVICE_UNAVAILABLE, "no healthy backend", Outcome.UNAVAILABLE);
+      long retryAfter = Math.max(1, (px.config().healthCheck().interval().toMillis() + 999) / 1000);
+      if (tried.isEmpty() && model != null && model.served() != null && !model.serving().isEmpty()) {
+        respondError(HttpResponseStatus.SERVICE_UNAVAILABLE, "no healthy backend serves model " + model.served()
+            + " (served by " + String.join(", ", ModelCatalog.names(model.serving())) + ")", Outcome.UNAVAILABLE,
+            retryAfter);
+      } else if (tried.isEmpty()) {
+        respondError(HttpResponseStatus.SERVICE_UNAVAILABLE, "no healthy backend", Outcome.UNAVAILABLE, retryAfter);
       } else {
         respondError(failureStatus, failureMessage, Outcome.FAILED);
       }
       return;
+    }
+    if (view != null && candidates.size() > 1 && px.admission().enabled()) {
+      candidates = unsaturated(candidates);
     }
     if (view != null) {
       List<BackendId> ids = new ArrayList<>(candidates.size());
@@ -180,7 +338,7 @@ final class ProxyExchange implements UpstreamHandler.Listener {
       long t0 = px.ticker().nanos();
       if (promptTokens != null) {
         // a large prompt: its index work leaves the event loop, as its tokenizing did
-        if (!OffLoopRouting.route(px, loop, promptTokens, view.sessionKey(), ids,
+        if (!OffLoopRouting.route(px, loop, promptTokens, view.sessionKey(), namespace(), ids,
             (r, failure) -> onRouted(ids, t0, r, failure))) {
           respondError(HttpResponseStatus.SERVICE_UNAVAILABLE,
               "too many large requests waiting to be routed; retry later", Outcome.UNAVAILABLE);
@@ -189,7 +347,7 @@ final class ProxyExchange implements UpstreamHandler.Listener {
       }
       RouterCore.Routed r;
       try {
-        r = px.core().route(view, ids);
+        r = px.core().route(view, namespace(), ids);
       } catch (RuntimeException e) {
         onRouted(ids, t0, null, e);
         return;
@@ -216,6 +374,10 @@ final class ProxyExchange implements UpstreamHandler.Listener {
       attempt();
       return;
     }
+    if (failure instanceof dev.kvroute.core.tokenize.ChatTemplateException) { // the engine's 400
+      respondError(HttpResponseStatus.BAD_REQUEST, failure.getMessage(), Outcome.REJECTED);
+      return;
+    }
     if (failure != null) {
       LOG.log(Level.ERROR, requestId + ": routing failed", failure);
       respondError(HttpResponseStatus.INTERNAL_SERVER_ERROR, "routing failed: " + failure, Outcome.FAILED);
@@ -237,8 +399,20 @@ final class ProxyExchange implements UpstreamHandler.Listener {
 
   private void routedTo() {
     tried.add(backend.id());
+    settleAdmission(); // the lease now counts on the backend
     timeline.mark(Lifecycle.ROUTED, px.ticker().nanos(), backend.id().name());
     connect(false);
+  }
+
+  /** The candidates with a free admission slot, or all of them when none has one. */
+  private List<Backend> unsaturated(List<Backend> candidates) {
+    List<Backend> open = new ArrayList<>(candidates.size());
+    for (Backend b : candidates) {
+      if (!px.admission().saturated(b)) {
+        open.add(b);
+      }
+    }
+    return open.isEmpty() ? candidates : open;
   }
 
   private void connect(boolean fresh) {
@@ -284,11 +458,14 @@ final class ProxyExchange implements UpstreamHandler.Listener {
   private FullHttpRequest upstreamRequest() {
     SocketAddress remote = client.channel().remoteAddress();
     String ip = remote instanceof InetSocketAddress ? ((InetSocketAddress) remote).getAddress().getHostAddress() : null;
+    // an alias: the body names the served model instead (only that string differs)
+    io.netty.buffer.ByteBuf body = model != null && model.rewrittenBody() != null
+        ? io.netty.buffer.Unpooled.wrappedBuffer(model.rewrittenBody())
+        : request.content().retainedDuplicate();
     HttpHeaders h = HeaderRewrite.upstreamRequest(request.headers(), request.method(),
-        request.content().readableBytes(), backend.config().authority(), requestId, ip);
+        body.readableBytes(), backend.config().authority(), requestId, ip);
     return new DefaultFullHttpRequest(HttpVersion.HTTP_1_1, request.method(),
-        backend.config().basePath() + request.uri(), request.content().retainedDuplicate(), h,
-        new DefaultHttpHeaders());
+        backend.config().basePath() + request.uri(), body, h, new DefaultHttpHeaders());
   }
 
   @Override
@@ -323,7 +500,7 @@ final class ProxyExchange implements UpstreamHandler.Listener {
       skippingInformational = true;
       return false;
     }
-    if ((code == 502 || code == 503) && canRetry() && !px.backends().routable(tried).isEmpty()) {
+    if ((code == 502 || code == 503) && canRetry() && anotherCandidate()) {
       // retried only when another backend can take it; otherwise the backend's answer is relayed
       backend.breaker().onFailure();
       px.metrics().upstreamError(backend.id().name(), "status_" + code);
@@ -346,8 +523,10 @@ final class ProxyExchange implements UpstreamHandler.Listener {
     if (code == 200 && view != null) {
       usage = UsageScanner.forContentType(resp.headers().get(HttpHeaderNames.CONTENT_TYPE));
     }
-    responseStarted = true;
-    lastClientWrite = client.write(clientResponse(resp));
+    headSeen = true;
+    heldHead = clientResponse(resp);
+    String type = resp.headers().get(HttpHeaderNames.CONTENT_TYPE);
+    sse = type != null && type.regionMatches(true, 0, "text/event-stream", 0, 17);
     return true;
   }
 
@@ -363,12 +542,29 @@ final class ProxyExchange implements UpstreamHandler.Listener {
 
   private void onResponseContent(HttpContent c) {
     boolean last = c instanceof LastHttpContent;
-    if (skippingInformational || !responseStarted) {
+    if (skippingInformational || !headSeen) {
       c.release();
       if (last) {
         skippingInformational = false;
       }
       return;
+    }
+    if (!responseStarted) {
+      if (!c.content().isReadable() && !last) {
+        c.release(); // nothing to show yet: the head stays held
+        return;
+      }
+      // the first body byte: only now does the client get the status line (so a backend that
+      // answers 200 and then nothing ends in a clear error, not in an empty 200)
+      responseStarted = true;
+      lastClientWrite = client.write(heldHead);
+      heldHead = null;
+    }
+    if (sse && c.content().isReadable()) {
+      ByteBuf b = c.content();
+      int end = b.writerIndex();
+      lastTwoBytes = b.readableBytes() >= 2 ? b.getUnsignedShort(end - 2)
+          : ((lastTwoBytes & 0xff) << 8) | b.getUnsignedByte(end - 1);
     }
     if (!firstByteSeen && (c.content().isReadable() || last)) {
       firstByteSeen = true;
@@ -379,6 +575,9 @@ final class ProxyExchange implements UpstreamHandler.Listener {
         routed.lease().firstToken();
       }
       px.metrics().ttft(backend.id().name(), endpointTag, timeline.sinceStart(now));
+      if (model != null) {
+        px.metrics().modelTtft(model.label(), timeline.sinceStart(now));
+      }
     }
     if (usage != null) {
       usage.feed(c.content());
@@ -423,7 +622,8 @@ final class ProxyExchange implements UpstreamHandler.Listener {
       return;
     }
     if (!responseStarted) {
-      // nothing relayed yet (informational response, or headers still partial): keep reading
+      // nothing relayed yet (informational response, headers still partial, or a head held until
+      // the first body byte): keep reading
       readUpstream();
       return;
     }
@@ -484,7 +684,7 @@ final class ProxyExchange implements UpstreamHandler.Listener {
     }
     String why = cause == null ? "" : ": " + cause;
     if (!responseStarted) {
-      if (conn.reused() && !staleRetryUsed) {
+      if (conn.reused() && !staleRetryUsed && !headSeen) {
         // a pooled connection the backend had closed: once more on a fresh connection, same backend
         staleRetryUsed = true;
         cancelTimer();
@@ -500,7 +700,7 @@ final class ProxyExchange implements UpstreamHandler.Listener {
     }
     backend.breaker().onFailure();
     px.metrics().upstreamError(backend.id().name(), "closed_mid_response");
-    abortClient("backend " + backend.id() + " closed the connection mid-response" + why);
+    abortClient("backend " + backend.id() + " closed the connection mid-response" + why, HttpResponseStatus.BAD_GATEWAY);
   }
 
   private void failBeforeOrDuringResponse(String kind, String message, HttpResponseStatus statusIfNotStarted) {
@@ -509,7 +709,7 @@ final class ProxyExchange implements UpstreamHandler.Listener {
     } else {
       backend.breaker().onFailure();
       px.metrics().upstreamError(backend.id().name(), kind);
-      abortClient(message);
+      abortClient(message, statusIfNotStarted);
     }
   }
 
@@ -518,7 +718,12 @@ final class ProxyExchange implements UpstreamHandler.Listener {
    * release what the attempt holds, and retry on another backend if allowed, else answer the error.
    */
   private void upstreamFailed(String kind, String message, HttpResponseStatus statusIfFinal) {
-    backend.breaker().onFailure();
+    if (kind.equals("first_byte_timeout") && backend.busy()) {
+      // busy is not broken: the engine answers its probe and reports a queue
+      kind = "first_byte_timeout_busy";
+    } else {
+      backend.breaker().onFailure();
+    }
     px.metrics().upstreamError(backend.id().name(), kind);
     closeUpstream();
     cancelTimer();
@@ -531,6 +736,21 @@ final class ProxyExchange implements UpstreamHandler.Listener {
     } else {
       respondError(failureStatus, failureMessage, Outcome.FAILED);
     }
+  }
+
+  /** The request's prefix-index namespace: its (base model, adapter), or the default one. */
+  private long namespace() {
+    return model == null ? 0L : model.namespace();
+  }
+
+  /** Whether a backend not tried yet (serving the request's model) may take the request now. */
+  private boolean anotherCandidate() {
+    for (Backend b : px.backends().routable(tried)) {
+      if (model == null || model.serves(b)) {
+        return true;
+      }
+    }
+    return false;
   }
 
   private boolean canRetry() {
@@ -606,7 +826,8 @@ final class ProxyExchange implements UpstreamHandler.Listener {
       if (now >= deadline) {
         backend.breaker().onFailure();
         px.metrics().upstreamError(backend.id().name(), "idle_timeout");
-        abortClient("backend " + backend.id() + " sent nothing for " + px.config().timeouts().idle().toMillis() + " ms");
+        abortClient("backend " + backend.id() + " sent nothing for " + px.config().timeouts().idle().toMillis() + " ms",
+            HttpResponseStatus.GATEWAY_TIMEOUT);
       } else {
         armTimer(deadline);
       }
@@ -622,19 +843,59 @@ final class ProxyExchange implements UpstreamHandler.Listener {
     finish(Outcome.CANCELLED, false);
   }
 
-  /** The response broke off after it started: the client sees its connection close mid-body. */
-  private void abortClient(String reason) {
-    LOG.log(Level.INFO, () -> requestId + ": " + reason + "; closing the client connection");
+  /**
+   * The response broke off after it started. An SSE body sent with chunked framing ends the way vLLM
+   * reports an error in the middle of a stream ({@code create_streaming_error_response}): an event
+   * {@code data: {"error": {...}}} (after a blank line if the backend stopped inside an event), then
+   * {@code data: [DONE]}, then the end of the body, so the client sees a clear error and the
+   * connection stays usable. Any other body cannot carry an error: the client sees its connection
+   * close mid-body.
+   */
+  private void abortClient(String reason, HttpResponseStatus errorStatus) {
     closeUpstream();
+    if (sse && responseStarted && !closeClientAfterResponse && client.channel().isActive()) {
+      LOG.log(Level.INFO, () -> requestId + ": " + reason + "; ending the stream with an error event");
+      ByteBuf event = client.alloc().buffer(256 + reason.length());
+      if (lastTwoBytes != (('\n' << 8) | '\n')) {
+        event.writeCharSequence((lastTwoBytes & 0xff) == '\n' ? "\n" : "\n\n", StandardCharsets.UTF_8);
+      }
+      event.writeCharSequence("data: ", StandardCharsets.UTF_8);
+      ByteBuf json = HttpErrors.body(client.alloc(), errorStatus, reason, null);
+      event.writeBytes(json);
+      json.release();
+      event.writeCharSequence("\n\ndata: [DONE]\n\n", StandardCharsets.UTF_8);
+      px.metrics().streamErrorEvent();
+      ChannelFuture end = client.writeAndFlush(new DefaultLastHttpContent(event));
+      if (!end.isDone()) {
+        armClientTimer();
+      }
+      end.addListener((ChannelFutureListener) f -> {
+        if (f.isSuccess()) {
+          finish(Outcome.FAILED, clientKeepAlive);
+        } else {
+          onClientClosed();
+        }
+      });
+      return;
+    }
+    LOG.log(Level.INFO, () -> requestId + ": " + reason + "; closing the client connection");
     finish(Outcome.FAILED, false);
   }
 
   private void respondError(HttpResponseStatus s, String message, Outcome outcome) {
+    respondError(s, message, outcome, -1);
+  }
+
+  /** As above; {@code retryAfterSeconds >= 0} adds {@code Retry-After}. */
+  private void respondError(HttpResponseStatus s, String message, Outcome outcome, long retryAfterSeconds) {
     responseStarted = true;
     boolean keepAlive = clientKeepAlive && !px.clients().draining();
     FullHttpResponse r = HttpErrors.response(client.alloc(), s, message, null, keepAlive);
     Headers.connection(r.headers(), request.protocolVersion(), keepAlive);
     r.headers().set(Headers.X_REQUEST_ID, requestId);
+    if (retryAfterSeconds >= 0) {
+      r.headers().set(HttpHeaderNames.RETRY_AFTER, Long.toString(retryAfterSeconds));
+    }
     status = s.code();
     client.writeAndFlush(r).addListener((ChannelFutureListener) f -> finish(outcome, f.isSuccess() && keepAlive));
   }
@@ -687,9 +948,16 @@ final class ProxyExchange implements UpstreamHandler.Listener {
     cancelClientTimer();
     closeUpstream();
     releaseLease();
+    if (ticket != null) {
+      px.admission().cancel(ticket); // the client went away while queued: leave the queue at once
+      ticket = null;
+    }
+    settleAdmission();
+    px.admission().released();
     long now = px.ticker().nanos();
     Lifecycle end = outcome == Outcome.CANCELLED ? Lifecycle.CANCELLED
-        : outcome == Outcome.FAILED || outcome == Outcome.UNAVAILABLE ? Lifecycle.FAILED : Lifecycle.COMPLETED;
+        : outcome == Outcome.FAILED || outcome == Outcome.UNAVAILABLE || outcome == Outcome.RATE_LIMITED ? Lifecycle.FAILED
+        : Lifecycle.COMPLETED;
     timeline.mark(end, now, outcome.tag());
     String backendTag = backend == null ? "none" : backend.id().name();
     if (usage != null && outcome == Outcome.SUCCESS) {
@@ -702,6 +970,11 @@ final class ProxyExchange implements UpstreamHandler.Listener {
       }
     }
     px.metrics().request(backendTag, endpointTag, outcome, timeline.sinceStart(now));
+    if (model != null) {
+      boolean reported = usage != null && outcome == Outcome.SUCCESS && usage.found();
+      px.metrics().modelRequest(model.label(), outcome, reported ? usage.promptTokens() : 0,
+          reported ? usage.cachedTokens() : -1);
+    }
     request.release();
     LOG.log(Level.DEBUG, () -> requestId + " " + request.method() + " " + request.uri() + " " + timeline);
     owner.exchangeDone(keepAlive);

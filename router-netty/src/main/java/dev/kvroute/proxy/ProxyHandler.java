@@ -288,11 +288,25 @@ final class ProxyHandler extends ChannelInboundHandlerAdapter {
         rejectLocally(req, HttpResponseStatus.INTERNAL_SERVER_ERROR, "cannot read the request: " + e, tag);
         return;
       }
-      startExchange(req, tag, view, null, timeline);
+      ModelCatalog.Resolved model = resolveModel(req, view);
+      Refusal refused = refusal(view, model);
+      if (refused != null) {
+        px.metrics().modelRequest(model.label(), Outcome.REJECTED, 0, -1);
+        rejectLocally(req, refused.status(), refused.message(), refused.param(), tag);
+        return;
+      }
+      startExchange(req, tag, view, null, timeline, model);
       return;
     }
     if (path.equals("/v1/models") && method.equals(HttpMethod.GET)) {
-      mergedModels(req);
+      String union = px.models().union(px.backends().routable(Set.of()));
+      if (union != null) {
+        FullHttpResponse listed = text(HttpResponseStatus.OK, "application/json", union);
+        listed.headers().set(Headers.X_REQUEST_ID, requestId(req));
+        local(req, listed, "models", Outcome.SUCCESS);
+      } else {
+        mergedModels(req); // no backend's models known yet: ask them now
+      }
       return;
     }
     startExchange(req, "passthrough", null, null, timeline);
@@ -305,7 +319,7 @@ final class ProxyHandler extends ChannelInboundHandlerAdapter {
       return true;
     }
     if (path.equals("/ready") && (method.equals(HttpMethod.GET) || method.equals(HttpMethod.HEAD))) {
-      boolean ready = px.backends().anyRoutable();
+      boolean ready = px.backends().anyHealthy();
       local(req, text(ready ? HttpResponseStatus.OK : HttpResponseStatus.SERVICE_UNAVAILABLE, "application/json",
           ready ? "{\"status\":\"ready\"}" : "{\"status\":\"no healthy backend\"}"), null, null);
       return true;
@@ -334,13 +348,47 @@ final class ProxyHandler extends ChannelInboundHandlerAdapter {
   }
 
   private void startExchange(FullHttpRequest req, String tag, RequestView view, int[] promptTokens, Timeline timeline) {
+    startExchange(req, tag, view, promptTokens, timeline, null);
+  }
+
+  private void startExchange(FullHttpRequest req, String tag, RequestView view, int[] promptTokens, Timeline timeline,
+      ModelCatalog.Resolved model) {
     String requestId = requestId(req);
-    exchange = new ProxyExchange(px, this, ctx, req, tag, view, promptTokens, requestId, timeline);
+    exchange = new ProxyExchange(px, this, ctx, req, tag, view, promptTokens, requestId, timeline, model);
     exchange.start();
   }
 
+  /** A generation request the router answers itself, as the engine would. */
+  private record Refusal(HttpResponseStatus status, String message, String param) {}
+
+  /** Where the request's model may go (see {@link ModelCatalog#resolve}). */
+  private ModelCatalog.Resolved resolveModel(FullHttpRequest req, RequestView view) {
+    return px.models().resolve(view, () -> ByteBufUtil.getBytes(req.content()), px.backends().all());
+  }
+
+  /**
+   * vLLM's answer when no backend serves the model (404, no upstream request) or the prompt cannot fit
+   * any serving backend's context (400, decided before tokenizing); {@code null} otherwise.
+   */
+  private Refusal refusal(RequestView view, ModelCatalog.Resolved model) {
+    if (model.unknown()) {
+      return new Refusal(HttpResponseStatus.NOT_FOUND, "The model `" + model.requested() + "` does not exist.", "model");
+    }
+    String tooLong = px.models().tooLong(view, model);
+    if (tooLong != null) {
+      return new Refusal(HttpResponseStatus.BAD_REQUEST, tooLong,
+          tooLong.contains(" characters (") ? "input_text" : "input_tokens");
+    }
+    return null;
+  }
+
   /** What a body worker made of a large request: its view and prompt tokens, or why it is refused. */
-  private record Parsed(RequestView view, int[] tokens, InvalidRequestException invalid, RuntimeException failure) {}
+  private record Parsed(RequestView view, int[] tokens, InvalidRequestException invalid, RuntimeException failure,
+      ModelCatalog.Resolved model, Refusal refused) {
+    Parsed(RequestView view, int[] tokens, InvalidRequestException invalid, RuntimeException failure) {
+      this(view, tokens, invalid, failure, null, null);
+    }
+  }
 
   /**
    * Parses and tokenizes a large body on a body worker, then continues on this connection's event
@@ -352,9 +400,14 @@ final class ProxyHandler extends ChannelInboundHandlerAdapter {
       Parsed parsed;
       try {
         RequestView view = parse(endpoint, req);
-        parsed = new Parsed(view, px.core().tokens(view), null, null);
+        ModelCatalog.Resolved model = resolveModel(req, view);
+        Refusal refused = refusal(view, model); // before tokenizing: a prompt too long for any is not
+        parsed = refused != null ? new Parsed(view, null, null, null, model, refused)
+            : new Parsed(view, px.core().tokens(view), null, null, model, null);
       } catch (InvalidRequestException e) {
         parsed = new Parsed(null, null, e, null);
+      } catch (dev.kvroute.core.tokenize.ChatTemplateException e) { // the engine's 400 for this template
+        parsed = new Parsed(null, null, new InvalidRequestException(e.getMessage(), null), null);
       } catch (RuntimeException e) {
         parsed = new Parsed(null, null, null, e);
       }
@@ -385,8 +438,11 @@ final class ProxyHandler extends ChannelInboundHandlerAdapter {
     } else if (parsed.failure() != null) {
       LOG.log(Level.ERROR, "request parser failed on " + req.uri(), parsed.failure());
       rejectLocally(req, HttpResponseStatus.INTERNAL_SERVER_ERROR, "cannot read the request: " + parsed.failure(), tag);
+    } else if (parsed.refused() != null) {
+      px.metrics().modelRequest(parsed.model().label(), Outcome.REJECTED, 0, -1);
+      rejectLocally(req, parsed.refused().status(), parsed.refused().message(), parsed.refused().param(), tag);
     } else {
-      startExchange(req, tag, parsed.view(), parsed.tokens(), timeline);
+      startExchange(req, tag, parsed.view(), parsed.tokens(), timeline, parsed.model());
     }
   }
 

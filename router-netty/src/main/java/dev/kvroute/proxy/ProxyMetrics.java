@@ -63,6 +63,8 @@ final class ProxyMetrics implements AutoCloseable {
     this.policy = policy;
   }
 
+  private volatile java.util.function.Function<String, String> indexMode = b -> "approximate";
+
   PrometheusMeterRegistry registry() {
     return registry;
   }
@@ -87,6 +89,53 @@ final class ProxyMetrics implements AutoCloseable {
           .register(registry)
           .record(durationNanos, TimeUnit.NANOSECONDS);
     }
+  }
+
+  /** A stream that broke off after its head was sent was ended with an SSE error event and {@code [DONE]}. */
+  void streamErrorEvent() {
+    Counter.builder("kvroute.stream.error.events")
+        .description("Streams the router ended with an SSE error event and [DONE] after the backend broke off")
+        .register(registry)
+        .increment();
+  }
+
+  /**
+   * One generation request ended, by model: {@code kvroute.model.requests}, and for a served one the
+   * engine-reported prompt and cached tokens ({@code kvroute.model.prompt.tokens},
+   * {@code kvroute.model.cached.tokens}: their ratio is the model's hit rate). {@code model} is a
+   * bounded label: a configured or discovered name, {@code other} (a name no backend lists) or
+   * {@code none} (no model in the request); see {@code ModelCatalog.Resolved#label}.
+   *
+   * @param cachedTokens engine-reported cached tokens, or {@code -1} when not reported
+   */
+  void modelRequest(String model, Outcome outcome, long promptTokens, long cachedTokens) {
+    Counter.builder("kvroute.model.requests")
+        .description("Generation requests by model (base or LoRA adapter) and outcome")
+        .tags("model", model, "outcome", outcome.tag())
+        .register(registry)
+        .increment();
+    if (cachedTokens >= 0) {
+      Counter.builder("kvroute.model.prompt.tokens")
+          .description("Engine-reported prompt tokens of requests whose cached tokens were reported, by model")
+          .tags("model", model)
+          .register(registry)
+          .increment(promptTokens);
+      Counter.builder("kvroute.model.cached.tokens")
+          .description("Engine-reported cached prompt tokens, by model")
+          .tags("model", model)
+          .register(registry)
+          .increment(cachedTokens);
+    }
+  }
+
+  /** Router-observed time to first token by model (a bounded label, as {@link #modelRequest}). */
+  void modelTtft(String model, long nanos) {
+    Timer.builder("kvroute.model.ttft")
+        .description("Router-observed time to first token by model (base or LoRA adapter)")
+        .tags("model", model)
+        .serviceLevelObjectives(durations(TTFT_BUCKETS_SECONDS))
+        .register(registry)
+        .record(nanos, TimeUnit.NANOSECONDS);
   }
 
   /** A request refused by the router before routing (limits, malformed HTTP). */
@@ -142,6 +191,9 @@ final class ProxyMetrics implements AutoCloseable {
     usageReport("cached_tokens");
     tokens("kvroute.engine.cached.tokens", "Cached prompt tokens as reported by the engine (prompt_tokens_details.cached_tokens)", backend)
         .record(cachedTokens);
+    String mode = indexMode.apply(backend);
+    cachedByMode(mode, "predicted").record(predictedCachedTokens);
+    cachedByMode(mode, "reported").record(cachedTokens);
     long error = predictedCachedTokens - cachedTokens;
     DistributionSummary.builder("kvroute.prefix.prediction.error")
         .description("Absolute difference between predicted and engine-reported cached tokens, by direction")
@@ -150,6 +202,23 @@ final class ProxyMetrics implements AutoCloseable {
         .serviceLevelObjectives(TOKEN_BUCKETS)
         .register(registry)
         .record(Math.abs(error));
+  }
+
+  /**
+   * Sets how {@link #reported} learns the index mode of a backend ({@code "precise"} or
+   * {@code "approximate"}); every backend is approximate until then.
+   */
+  void indexModes(java.util.function.Function<String, String> modeOfBackend) {
+    this.indexMode = modeOfBackend;
+  }
+
+  private DistributionSummary cachedByMode(String mode, String source) {
+    return DistributionSummary.builder("kvroute.index.cached.tokens")
+        .description("Cached prompt tokens of finished requests, as the index predicted them and as the engine "
+            + "reported them, by the chosen backend's index mode")
+        .baseUnit("tokens")
+        .tags("mode", mode, "source", source)
+        .register(registry);
   }
 
   /** A finished response carried no usage the router could read. */

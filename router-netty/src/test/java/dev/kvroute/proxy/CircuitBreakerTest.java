@@ -64,4 +64,25 @@ final class CircuitBreakerTest {
     }
     assertThat(off.allowsRequest()).isTrue();
   }
+
+  @Test
+  void aCircuitRefusedAnEjectionSlotStaysClosedAndAsksAgainAtTheNextThreshold() {
+    List<Boolean> answers = new ArrayList<>(List.of(false, true));
+    int[] asked = {0};
+    CircuitBreaker capped = new CircuitBreaker(new CircuitBreakerConfig(true, 2, Duration.ofSeconds(10), 1),
+        () -> now, (from, to) -> transitions.add(from + ">" + to), () -> {
+          asked[0]++;
+          return answers.remove(0);
+        });
+    capped.onFailure();
+    capped.onFailure();
+    assertThat(capped.state()).isEqualTo(CircuitBreaker.State.CLOSED);
+    assertThat(capped.allowsRequest()).isTrue();
+    capped.onFailure();
+    assertThat(asked[0]).as("counting starts again after a refusal").isEqualTo(1);
+    capped.onFailure();
+    assertThat(asked[0]).isEqualTo(2);
+    assertThat(capped.state()).isEqualTo(CircuitBreaker.State.OPEN);
+    assertThat(transitions).containsExactly("CLOSED>OPEN");
+  }
 }

@@ -211,7 +211,7 @@ final class EngineLoadIT {
 
   @Test
   void onlyALaterStartTimeIsARestartSoSeveralEnginesBehindOneUrlDoNotWipeTheView() throws Exception {
-    try (FakeBackend backend = new FakeBackend("b");
+    try (FakeBackend backend = new FakeBackend("b", MockEngineOptions.DEFAULT_MODEL); // serves the model chat() names
         KvrouteServer router = scrapingRouter(backend)) {
       BackendId id = router.backends().get(0);
       String prompt = chat("a fairly long prompt ".repeat(40), 2);
@@ -235,7 +235,7 @@ final class EngineLoadIT {
 
   @Test
   void aReportIsDroppedOnlyAfterSeveralScrapesFail() throws Exception {
-    try (FakeBackend backend = new FakeBackend("b");
+    try (FakeBackend backend = new FakeBackend("b", MockEngineOptions.DEFAULT_MODEL); // serves the model chat() names
         KvrouteServer router = scrapingRouter(backend)) {
       BackendId id = router.backends().get(0);
       backend.metricsText.set("vllm:num_requests_running 5.0\nvllm:num_requests_waiting 2.0\n");

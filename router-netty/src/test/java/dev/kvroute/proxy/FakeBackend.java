@@ -53,6 +53,9 @@ import java.util.concurrent.atomic.AtomicInteger;
  *   <li>{@code close-after=K}: streaming: close the connection after K events;
  *   <li>{@code stall}: never answer;
  *   <li>{@code delay-ms=D}: wait before the response headers;
+ *   <li>{@code head-delay-ms=D} (streaming): send the response head at once, then wait D ms before the
+ *       first event (an engine whose request waits in its queue);
+ *   <li>{@code stall-after=K} (streaming): after K events send nothing more, keeping the connection;
  *   <li>{@code usage=P/C}: report {@code prompt_tokens} P and {@code cached_tokens} C;
  *   <li>{@code close}: answer with {@code Connection: close};
  *   <li>{@code trailer}: streaming: end with a trailer header;
@@ -64,7 +67,7 @@ import java.util.concurrent.atomic.AtomicInteger;
  * </ul>
  *
  * A request is streaming when its body contains {@code "stream":true}. {@code GET /health} answers
- * 200 unless {@link #healthy(boolean)} was set false; {@code GET /v1/models} lists {@link #model}.
+ * 200 unless {@link #healthy(boolean)} was set false; {@code GET /v1/models} lists {@link #model} and {@link #DEFAULT_MODEL} (not recorded as received).
  */
 final class FakeBackend implements AutoCloseable {
   /** One request as the backend received it. */
@@ -76,6 +79,8 @@ final class FakeBackend implements AutoCloseable {
 
   final String name;
   final String model;
+  /** The model every fake backend serves (besides its own {@link #model}), so requests for it go anywhere. */
+  static final String DEFAULT_MODEL = "fake-model";
   final List<Received> received = new CopyOnWriteArrayList<>();
   final AtomicInteger connectionsOpened = new AtomicInteger();
   final AtomicInteger connectionsClosed = new AtomicInteger();
@@ -97,7 +102,7 @@ final class FakeBackend implements AutoCloseable {
   private final Channel server;
 
   FakeBackend(String name) {
-    this(name, "fake-model");
+    this(name, DEFAULT_MODEL);
   }
 
   FakeBackend(String name, String model) {
@@ -173,14 +178,16 @@ final class FakeBackend implements AutoCloseable {
         respond(ctx, HttpResponseStatus.OK, metricsText.get(), req, Map.of());
         return;
       }
-      received.add(new Received(req.method().name(), req.uri(), new DefaultHttpHeaders().add(req.headers()),
-          ByteBufUtil.getBytes(req.content())));
       if (path.equals("/v1/models")) {
-        respond(ctx, HttpResponseStatus.OK,
-            "{\"object\":\"list\",\"data\":[{\"id\":\"" + model + "\",\"object\":\"model\",\"owned_by\":\"" + name + "\"}]}",
-            req, Map.of());
+        // read by the router's model discovery in the background: not recorded as a received request
+        String card = "{\"id\":\"" + model + "\",\"object\":\"model\",\"owned_by\":\"" + name + "\"}";
+        String shared = model.equals(DEFAULT_MODEL) ? ""
+            : ",{\"id\":\"" + DEFAULT_MODEL + "\",\"object\":\"model\",\"owned_by\":\"" + name + "\"}";
+        respond(ctx, HttpResponseStatus.OK, "{\"object\":\"list\",\"data\":[" + card + shared + "]}", req, Map.of());
         return;
       }
+      received.add(new Received(req.method().name(), req.uri(), new DefaultHttpHeaders().add(req.headers()),
+          ByteBufUtil.getBytes(req.content())));
       Map<String, String> d = directives(req);
       int served = ctx.channel().attr(SERVED).get() == null ? 0 : ctx.channel().attr(SERVED).get();
       ctx.channel().attr(SERVED).set(served + 1);
@@ -314,6 +321,8 @@ final class FakeBackend implements AutoCloseable {
       int events = Integer.parseInt(d.getOrDefault("events", "3"));
       long interval = Long.parseLong(d.getOrDefault("interval-ms", "0"));
       int closeAfter = Integer.parseInt(d.getOrDefault("close-after", "-1"));
+      int stallAfter = Integer.parseInt(d.getOrDefault("stall-after", "-1"));
+      long headDelay = Long.parseLong(d.getOrDefault("head-delay-ms", "0"));
       boolean trailer = d.containsKey("trailer");
       new Object() {
         int i;
@@ -325,11 +334,18 @@ final class FakeBackend implements AutoCloseable {
               abortedStreams.incrementAndGet();
             }
           });
-          next();
+          if (headDelay > 0) {
+            ctx.executor().schedule(this::next, headDelay, TimeUnit.MILLISECONDS);
+          } else {
+            next();
+          }
         }
 
         void next() {
           if (!ctx.channel().isActive()) {
+            return;
+          }
+          if (i == stallAfter) {
             return;
           }
           if (i == closeAfter) {

@@ -95,7 +95,8 @@ final class KubernetesDiscoveryIT {
   static Pod pod(String name, FakeBackend backend, boolean ready) {
     return new PodBuilder()
         .withNewMetadata().withName(name).withNamespace(NS).addToLabels("app", "vllm")
-            .addToAnnotations(KubernetesDiscovery.CAPACITY_ANNOTATION, "4096").endMetadata()
+            .addToAnnotations(KubernetesDiscovery.CAPACITY_ANNOTATION, "4096")
+            .addToAnnotations(KubernetesDiscovery.MODELS_ANNOTATION, backend.model).endMetadata()
         .withNewSpec().addNewContainer().withName("engine").withImage("vllm/vllm-openai")
             .addNewPort().withName("http").withContainerPort(backend.port()).endPort().endContainer().endSpec()
         .withNewStatus().withPodIP("127.0.0.1").withPhase("Running")
@@ -185,10 +186,11 @@ final class KubernetesDiscoveryIT {
     create(pod("vllm-b", b, true));
     create(pod("vllm-starting", c, false));
     try (KvrouteServer router = router(k -> k)) {
-      assertThat(router.discovery().namespace()).as("the kubeconfig context's namespace").isEqualTo(NS);
+      assertThat(router.kubernetesDiscovery().namespace()).as("the kubeconfig context's namespace").isEqualTo(NS);
       assertThat(names(router)).as("registered before start returns; a not-ready pod is not a backend")
           .containsExactly("vllm-a", "vllm-b");
       assertThat(routerBackend(router, "vllm-a").capacityTokens()).as("the annotation").isEqualTo(4096);
+      assertThat(routerBackend(router, "vllm-a").config().models()).as("the annotation").containsExactly("fake-model");
       assertThat(spread(router, 4)).containsExactlyInAnyOrder("vllm-a", "vllm-b");
       assertThat(router.core().index().sizeTokens(BackendId.of("vllm-a"))).isPositive();
 
@@ -217,7 +219,7 @@ final class KubernetesDiscoveryIT {
       await().atMost(10, TimeUnit.SECONDS).until(() -> names(router).size() == 2);
 
       setReady("vllm-a", false);
-      await().atMost(10, TimeUnit.SECONDS).until(() -> router.discovery() != null
+      await().atMost(10, TimeUnit.SECONDS).until(() -> router.kubernetesDiscovery() != null
           && routerBackend(router, "vllm-a").draining());
       assertThat(names(router)).as("draining, not removed").containsExactly("vllm-a", "vllm-b");
       assertThat(spread(router, 4)).as("no new request to the draining pod").containsExactly("vllm-b");
@@ -291,13 +293,13 @@ final class KubernetesDiscoveryIT {
     log.addHandler(capture);
     try (KvrouteServer router = router(k -> k)) {
       assertThat(names(router)).containsExactly("vllm-a", "vllm-b");
-      await().atMost(10, TimeUnit.SECONDS).until(() -> router.discovery().watching());
+      await().atMost(10, TimeUnit.SECONDS).until(() -> router.kubernetesDiscovery().watching());
 
       // the API server goes away (its pods with it: the new one starts from an empty store)
       String lastVersion = client.pods().inNamespace(NS).list().getMetadata().getResourceVersion();
       client.close();
       server.shutdown();
-      await().atMost(20, TimeUnit.SECONDS).until(() -> router.discovery().outage());
+      await().atMost(20, TimeUnit.SECONDS).until(() -> router.kubernetesDiscovery().outage());
       assertThat(warnings).as("one line per outage").hasSize(1);
       assertThat(warnings.get(0)).contains("keeping the last known backends");
       assertThat(names(router)).as("the last known fleet stays").containsExactly("vllm-a", "vllm-b");
@@ -321,7 +323,7 @@ final class KubernetesDiscoveryIT {
       create(pod("vllm-c", c, true));
 
       await().atMost(30, TimeUnit.SECONDS).until(() -> names(router).equals(List.of("vllm-b", "vllm-c")));
-      await().atMost(10, TimeUnit.SECONDS).until(() -> !router.discovery().outage());
+      await().atMost(10, TimeUnit.SECONDS).until(() -> !router.kubernetesDiscovery().outage());
       assertThat(warnings).hasSize(1);
       assertThat(spread(router, 4)).containsExactlyInAnyOrder("vllm-b", "vllm-c");
     } finally {

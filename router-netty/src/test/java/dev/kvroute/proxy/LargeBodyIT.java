@@ -112,6 +112,16 @@ final class LargeBodyIT {
     }
 
     @Override
+    public Routed route(int[] promptTokens, String sessionKey, long namespace, Collection<BackendId> healthy) {
+      return core.route(promptTokens, sessionKey, namespace, healthy);
+    }
+
+    @Override
+    public Decision explain(int[] promptTokens, String sessionKey, long namespace, Collection<BackendId> healthy) {
+      return core.explain(promptTokens, sessionKey, namespace, healthy);
+    }
+
+    @Override
     public Decision explain(RequestView view, Collection<BackendId> healthy) {
       hold(view);
       return core.explain(view, healthy);

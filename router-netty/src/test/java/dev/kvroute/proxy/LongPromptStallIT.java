@@ -66,6 +66,11 @@ final class LongPromptStallIT {
       ProxyConfig.defaults().withPort(0).withAdminPort(-1).withEventLoopThreads(LOOPS)
           .withBackends(List.of(new BackendConfig(BACKEND.get().uri(), "long", CAPACITY_TOKENS)))));
 
+  /** Every lease ends, though a large prompt's ends on a body worker. */
+  @RegisterExtension
+  @Order(3)
+  static final LeaseCheckExtension LEASES = new LeaseCheckExtension(() -> ROUTER.get());
+
   /** One health request: its wall latency. */
   private record Sample(long latencyNanos) {}
 

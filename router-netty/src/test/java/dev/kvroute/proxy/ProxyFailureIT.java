@@ -318,7 +318,11 @@ final class ProxyFailureIT {
           HttpResponse<String> r = f.get(15, TimeUnit.SECONDS);
           assertThat(r.statusCode()).isEqualTo(200);
           assertThat(r.body()).endsWith("data: [DONE]\n\n");
-          ok++;
+          if (r.body().contains("data: {\"error\":")) {
+            failed++; // broken off on the victim: ended with an SSE error event
+          } else {
+            ok++;
+          }
         } catch (java.util.concurrent.ExecutionException e) {
           assertThat(e.getCause()).isInstanceOf(java.io.IOException.class);
           failed++;

@@ -367,7 +367,11 @@ final class ProxyHttpIT {
     try (RawHttp c = new RawHttp(ROUTER.get().port())) {
       c.send("POST /v1/completions HTTP/1.1\r\nHost: r\r\nx-fake: events=5;close-after=2\r\nContent-Length: "
           + s.length() + "\r\n\r\n" + s);
-      org.assertj.core.api.Assertions.assertThatThrownBy(c::read).isInstanceOf(IOException.class);
+      // as vLLM reports an error mid-stream: an error event, then [DONE]
+      RawHttp.Response r = c.read();
+      assertThat(r.status()).isEqualTo(200);
+      assertThat(r.bodyText()).contains("wörd1").contains("data: {\"error\":{\"message\":\"backend ")
+          .contains("closed the connection mid-response").endsWith("data: [DONE]\n\n");
     }
   }
 
@@ -378,7 +382,9 @@ final class ProxyHttpIT {
     try (RawHttp c = new RawHttp(ROUTER.get().port())) {
       c.send("POST /v1/completions HTTP/1.1\r\nHost: r\r\nx-fake: events=3;interval-ms=5000\r\nContent-Length: "
           + s.length() + "\r\n\r\n" + s);
-      org.assertj.core.api.Assertions.assertThatThrownBy(c::read).isInstanceOf(IOException.class);
+      RawHttp.Response r = c.read();
+      assertThat(r.status()).isEqualTo(200);
+      assertThat(r.bodyText()).contains("sent nothing for").endsWith("data: [DONE]\n\n");
     }
     assertThat(Duration.ofNanos(System.nanoTime() - t0)).isLessThan(Duration.ofSeconds(4));
   }

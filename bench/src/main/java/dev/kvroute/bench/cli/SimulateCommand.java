@@ -42,11 +42,15 @@ public final class SimulateCommand implements Callable<Integer> {
   static final List<String> DEFAULT_POLICIES =
       List.of("round-robin", "sticky", "cache-aware", "cost", "least-loaded", SimPolicies.ORACLE);
 
-  @Option(names = "--workload", paramLabel = "NAME", description = "Workload: seed, or mooncake (the Mooncake conversation trace; see the mooncake flags) (default: ${DEFAULT-VALUE}).")
+  @Option(names = "--workload", paramLabel = "NAME", description = "Workload: seed, mooncake (the Mooncake conversation trace; see the mooncake flags), or multi-model (two base models, one with LoRA adapters; see the multi-model flags) (default: ${DEFAULT-VALUE}).")
   String workload = SeedWorkload.NAME;
 
   @Option(names = "--policies", paramLabel = "P[,P...]", split = ",", description = "Policies to simulate (default: round-robin, sticky, cache-aware, cost, least-loaded, oracle); round-robin and oracle are always added.")
   List<String> policies = DEFAULT_POLICIES;
+
+  @Option(names = "--routers", paramLabel = "N",
+      description = "Router replicas in front of the fleet, each with its own index and loads; requests split round-robin across them, so a session's turns visit every one (default: ${DEFAULT-VALUE}). A policy named P/precise runs over KV events (e.g. cache-aware/precise).")
+  int routers = 1;
 
   @Option(names = "--threads", paramLabel = "N", description = "Policies simulated at once (default: ${DEFAULT-VALUE}).")
   int threads = Math.max(1, Math.min(4, Runtime.getRuntime().availableProcessors()));
@@ -62,6 +66,8 @@ public final class SimulateCommand implements Callable<Integer> {
 
   @Mixin MooncakeOptions mooncakeOptions;
 
+  @Mixin MultiModelOptions multiModelOptions;
+
   @Override
   public Integer call() throws java.io.IOException {
     if (MooncakeWorkload.NAME.equals(workload)) {
@@ -69,15 +75,20 @@ public final class SimulateCommand implements Callable<Integer> {
           mooncakeOptions.config(seedOptions.config()), mooncakeOptions.tracePath(), policyOptions.policies(),
           withReferences(policies), threads, diagnostics, reports);
     }
+    if (MultiModelCommands.NAME.equals(workload)) {
+      return MultiModelCommands.simulate(
+          seedOptions.config(), multiModelOptions, policyOptions.policies(), withReferences(policies), threads,
+          diagnostics, reports);
+    }
     if (!SeedWorkload.NAME.equals(workload)) {
-      System.err.println("kvroute simulate: --workload " + workload + " (expected: seed or mooncake)");
+      System.err.println("kvroute simulate: --workload " + workload + " (expected: seed, mooncake or multi-model)");
       return 2;
     }
     long t0 = System.nanoTime();
     PromptTokenizer tokenizer = PromptTokenizer.create(Tokenizer.defaultTokenizer());
     Workload w = SeedWorkload.generate(seedOptions.config(), tokenizer);
     long t1 = System.nanoTime();
-    SimPolicies sp = policyOptions.policies();
+    SimPolicies sp = policyOptions.policies().withRouters(routers);
     List<String> names = withReferences(policies);
     Simulator simulator =
         new Simulator(tokenizer, SingleTokenVocabulary.of(tokenizer.tokenizer()), sp, threads, diagnostics);
@@ -93,6 +104,10 @@ public final class SimulateCommand implements Callable<Integer> {
     out.print(Tables.figures(report).plain());
     out.println();
     List<String> notes = notes(w, sp.config());
+    if (routers > 1) {
+      notes.add(routers + " router replicas, requests split round-robin across them (the oracle is one router); "
+          + "P/precise = policy P over the engines' KV events.");
+    }
     for (String n : notes) {
       out.println(n);
     }

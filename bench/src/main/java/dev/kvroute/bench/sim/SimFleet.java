@@ -1,6 +1,7 @@
 package dev.kvroute.bench.sim;
 
 import dev.kvroute.bench.workload.FleetSpec;
+import dev.kvroute.bench.workload.ModelPlan;
 import dev.kvroute.core.BackendId;
 import dev.kvroute.engine.model.EngineModel;
 import java.util.ArrayList;
@@ -13,8 +14,24 @@ import java.util.List;
  * @param spec replicas, capacity and timing
  * @param engines the engine models, in fleet order
  * @param clock the run's virtual clock
+ * @param models the fleet's models and adapters, or {@code null} when every replica serves one model
  */
-record SimFleet(FleetSpec spec, List<EngineModel> engines, VirtualClock clock) {
+record SimFleet(FleetSpec spec, List<EngineModel> engines, VirtualClock clock, Models models) {
+  /**
+   * The models of a multi-model fleet, as the router sees them.
+   *
+   * @param plan which replica serves which base model, and each session's model or adapter
+   * @param gates each replica's adapter slots, in fleet order (the router reads their state as the
+   *     proxy reads {@code vllm:lora_requests_info})
+   * @param loraAffinity whether routing prefers the replicas running a request's adapter ({@code
+   *     --lora-affinity})
+   */
+  record Models(ModelPlan plan, List<LoraGate> gates, boolean loraAffinity) {}
+
+  SimFleet(FleetSpec spec, List<EngineModel> engines, VirtualClock clock) {
+    this(spec, engines, clock, null);
+  }
+
   /** The backend ids, in fleet order. */
   List<BackendId> backends() {
     List<BackendId> ids = new ArrayList<>(engines.size());

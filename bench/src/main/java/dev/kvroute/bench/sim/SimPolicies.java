@@ -1,8 +1,15 @@
 package dev.kvroute.bench.sim;
 
+import dev.kvroute.bench.workload.ModelPlan;
 import dev.kvroute.core.BackendId;
 import dev.kvroute.core.RouterCore;
+import dev.kvroute.core.index.KvEventIndex;
 import dev.kvroute.core.index.PrefixIndex;
+import dev.kvroute.core.kvevents.KvEventStream;
+import dev.kvroute.engine.kvevents.BlockHashFormat;
+import dev.kvroute.engine.kvevents.KvEventEncoder;
+import dev.kvroute.engine.kvevents.KvEventLayout;
+import dev.kvroute.engine.model.KvCacheEvent;
 import dev.kvroute.core.load.Lease;
 import dev.kvroute.core.load.LoadTracker;
 import dev.kvroute.core.policy.Candidate;
@@ -14,12 +21,14 @@ import dev.kvroute.core.policy.RoutingContext;
 import dev.kvroute.core.policy.RoutingPolicy;
 import dev.kvroute.core.request.RequestView;
 import dev.kvroute.core.tokenize.PromptTokenizer;
+import dev.kvroute.proxy.LoraAffinity;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.SplittableRandom;
+import java.util.function.ToIntFunction;
 
 /**
  * The policies the simulator runs, by name, and how they are configured. Every policy but
@@ -35,8 +44,17 @@ import java.util.SplittableRandom;
  * @param seed seed of each policy's random generator (ties)
  * @param indexReplies whether a finished request's prompt plus generated tokens are inserted in the
  *     chosen backend's index view (as the proxy does when it has the response's tokens)
+ * @param routers router replicas in front of the fleet, each with its own index, load tracker and
+ *     policy state; request {@code n} of the run goes to router {@code n mod routers} (a round-robin
+ *     split, so a session's turns visit every router). The oracle is one router whatever this says
+ *
+ * <p>A policy name with the suffix {@link #PRECISE_SUFFIX} ({@code cache-aware/precise}) runs the
+ * policy over router-core's {@link KvEventIndex precise index}: each router's view of each engine
+ * is fed that engine's KV events, encoded on vLLM's wire format by the mock engine's encoder and
+ * decoded by a {@link KvEventStream}, as a real router's subscriber does, at the end of the engine step
+ * that produced them (no network delay).
  */
-public record SimPolicies(PolicyConfig config, long seed, boolean indexReplies) {
+public record SimPolicies(PolicyConfig config, long seed, boolean indexReplies, int routers) {
   /** The simulator-only reference policy. */
   public static final String ORACLE = Policies.ORACLE;
 
@@ -47,8 +65,34 @@ public record SimPolicies(PolicyConfig config, long seed, boolean indexReplies) 
     return names;
   }
 
+  /** The suffix of a policy name that runs it over the precise (KV-event) index. */
+  public static final String PRECISE_SUFFIX = "/precise";
+
   public SimPolicies {
     Objects.requireNonNull(config, "config");
+    if (routers < 1 || routers > 64) {
+      throw new IllegalArgumentException("routers: " + routers + " (expected: 1..64)");
+    }
+  }
+
+  /** One router. */
+  public SimPolicies(PolicyConfig config, long seed, boolean indexReplies) {
+    this(config, seed, indexReplies, 1);
+  }
+
+  /** A copy with {@code n} router replicas splitting the requests round-robin. */
+  public SimPolicies withRouters(int n) {
+    return new SimPolicies(config, seed, indexReplies, n);
+  }
+
+  /** Whether {@code name} runs over the precise index. */
+  public static boolean precise(String name) {
+    return name.endsWith(PRECISE_SUFFIX);
+  }
+
+  /** {@code name} without the precise suffix. */
+  static String policyOf(String name) {
+    return precise(name) ? name.substring(0, name.length() - PRECISE_SUFFIX.length()) : name;
   }
 
   /**
@@ -64,34 +108,79 @@ public record SimPolicies(PolicyConfig config, long seed, boolean indexReplies) 
   }
 
   public SimPolicies withConfig(PolicyConfig newConfig) {
-    return new SimPolicies(newConfig, seed, indexReplies);
+    return new SimPolicies(newConfig, seed, indexReplies, routers);
   }
 
   public SimPolicies withIndexReplies(boolean newIndexReplies) {
-    return new SimPolicies(config, seed, newIndexReplies);
+    return new SimPolicies(config, seed, newIndexReplies, routers);
   }
 
   /** @throws IllegalArgumentException if {@code name} is not a known policy */
   void check(String name) {
-    if (!names().contains(name)) {
+    if (!names().contains(name) && !(precise(name) && Policies.names().contains(policyOf(name)))) {
       throw new IllegalArgumentException("policy: " + name + " (expected: one of " + String.join(", ", names()) + ")");
     }
   }
 
   SimRouter router(String name, SimFleet fleet, PromptTokenizer tokenizer) {
     check(name);
-    RoutingPolicy policy = Policies.create(name, config, new SplittableRandom(seed));
-    LoadTracker loads = LoadTracker.create();
     if (ORACLE.equals(name)) {
-      return new OracleRouter(policy, loads, fleet, tokenizer);
+      return new OracleRouter(Policies.create(name, config, new SplittableRandom(seed)), LoadTracker.create(),
+          fleet, tokenizer, config.balanceAbsThreshold());
     }
-    RouterCore core =
-        RouterCore.create(
-            policy, tokenizer, PrefixIndex.radix(fleet.spec().blockSizeTokens(), fleet.clock()), loads);
-    for (BackendId b : fleet.backends()) {
-      core.addBackend(b, fleet.spec().kvCapacityTokens());
+    List<SimRouter> replicas = new ArrayList<>();
+    for (int r = 0; r < routers; r++) {
+      // each replica its own draws (as separately started routers with one seed would share them,
+      // a replica's seed is offset by its number)
+      RoutingPolicy policy = Policies.create(policyOf(name), config, new SplittableRandom(seed + r));
+      PrefixIndex index = PrefixIndex.radix(fleet.spec().blockSizeTokens(), fleet.clock());
+      if (precise(name)) {
+        index = KvEventIndex.create(index, fleet.clock(), KvEventIndex.Settings.DEFAULT);
+      }
+      RouterCore core = RouterCore.create(policy, tokenizer, index, LoadTracker.create());
+      for (BackendId b : fleet.backends()) {
+        core.addBackend(b, fleet.spec().kvCapacityTokens());
+        if (index instanceof KvEventIndex events) {
+          events.enableEvents(b);
+        }
+      }
+      replicas.add(new CoreRouter(core, fleet, indexReplies, fleet.clock(), config.balanceAbsThreshold()));
     }
-    return new CoreRouter(core, fleet.backends(), indexReplies);
+    return replicas.size() == 1 ? replicas.get(0) : new SplitRouter(replicas);
+  }
+
+  /** Several router replicas; request {@code n} goes to replica {@code n mod size}. */
+  private static final class SplitRouter implements SimRouter {
+    private final List<SimRouter> replicas;
+    private final Map<Routed, SimRouter> routedBy = new java.util.IdentityHashMap<>();
+    private long next;
+
+    SplitRouter(List<SimRouter> replicas) {
+      this.replicas = replicas;
+    }
+
+    @Override
+    public Routed route(RequestView view) {
+      SimRouter r = replicas.get((int) (next++ % replicas.size()));
+      Routed routed = r.route(view);
+      routedBy.put(routed, r);
+      return routed;
+    }
+
+    @Override
+    public void finished(Routed routed, int[] outputTokens) {
+      SimRouter r = routedBy.remove(routed);
+      if (r != null) {
+        r.finished(routed, outputTokens);
+      }
+    }
+
+    @Override
+    public void kvEvents(int replica, long nowNanos, List<KvCacheEvent> events) {
+      for (SimRouter r : replicas) {
+        r.kvEvents(replica, nowNanos, events);
+      }
+    }
   }
 
   /**
@@ -118,28 +207,93 @@ public record SimPolicies(PolicyConfig config, long seed, boolean indexReplies) 
     return BackendId.of("engine-" + i);
   }
 
+  /**
+   * The model a request names, by its {@code model} field.
+   *
+   * @throws IllegalArgumentException if the fleet serves no such model or adapter
+   */
+  static ModelPlan.Binding resolve(SimFleet.Models models, RequestView view) {
+    ModelPlan.Binding b = models.plan().resolve(view.model());
+    if (b == null) {
+      throw new IllegalArgumentException("model: " + view.model() + " (expected: a model the fleet serves)");
+    }
+    return b;
+  }
+
+  /**
+   * The replicas a request for {@code model} may go to, as the proxy picks them: those serving its base
+   * model and, with LoRA affinity on, among them the ones {@link LoraAffinity} prefers for its adapter
+   * (their state read from the replicas' adapter slots).
+   */
+  static List<Integer> candidates(
+      SimFleet.Models models, ModelPlan.Binding model, ToIntFunction<Integer> inFlight, long maxExtraInFlight) {
+    List<Integer> serving = models.plan().replicasOf(model.base());
+    if (!models.loraAffinity()) {
+      return serving;
+    }
+    return LoraAffinity.prefer(serving, model.adapter(), i -> models.gates().get(i).state(), inFlight, maxExtraInFlight);
+  }
+
   /** A router-core router, as the proxy runs it. */
   private static final class CoreRouter implements SimRouter {
     private final RouterCore core;
     private final List<BackendId> backends;
     private final Map<BackendId, Integer> replicas = new HashMap<>();
     private final boolean indexReplies;
+    private final SimFleet.Models models;
+    private final long maxExtraInFlight;
 
-    CoreRouter(RouterCore core, List<BackendId> backends, boolean indexReplies) {
+    /** Per engine, the decoding stream a subscriber would run; empty without a precise index. */
+    private final List<KvEventStream> streams = new ArrayList<>();
+    private final List<long[]> nextSeq = new ArrayList<>();
+    private final KvEventEncoder encoder = new KvEventEncoder(KvEventLayout.CURRENT, BlockHashFormat.INT);
+
+    CoreRouter(RouterCore core, SimFleet fleet, boolean indexReplies, VirtualClock clock, long maxExtraInFlight) {
       this.core = core;
-      this.backends = backends;
+      this.backends = fleet.backends();
       this.indexReplies = indexReplies;
+      this.models = fleet.models();
+      this.maxExtraInFlight = maxExtraInFlight;
       for (int i = 0; i < backends.size(); i++) {
         replicas.put(backends.get(i), i);
+        if (core.index() instanceof KvEventIndex events) {
+          streams.add(new KvEventStream(backends.get(i), events, null, clock::nanos));
+          nextSeq.add(new long[1]);
+        }
       }
     }
 
     @Override
+    public void kvEvents(int replica, long nowNanos, List<KvCacheEvent> events) {
+      if (streams.isEmpty()) {
+        return;
+      }
+      // ts = the virtual time, so the index's lag is 0 (the simulator has no network)
+      byte[] payload = encoder.encode(nowNanos / 1e9, events, 0);
+      streams.get(replica).onMessage(nextSeq.get(replica)[0]++, payload);
+    }
+
+    @Override
     public Routed route(RequestView view) {
-      RouterCore.Routed r = core.route(view, backends);
+      if (models == null) {
+        RouterCore.Routed r = core.route(view, backends);
+        return new Routed(
+            replicas.get(r.decision().backend()), r.promptTokens(), r.lease(), r.decision().rule(),
+            r.predictedCachedTokens());
+      }
+      // as the proxy: the model's replicas only, LoRA affinity among them, the model's namespace
+      ModelPlan.Binding model = resolve(models, view);
+      List<Integer> candidates =
+          candidates(models, model, i -> core.loads().load(backends.get(i)).inFlightRequests(), maxExtraInFlight);
+      List<BackendId> ids = new ArrayList<>(candidates.size());
+      for (int i : candidates) {
+        ids.add(backends.get(i));
+      }
+      long namespace = PrefixIndex.namespace(model.base(), model.adapter());
+      RouterCore.Routed r = core.route(view, namespace, ids);
       return new Routed(
           replicas.get(r.decision().backend()), r.promptTokens(), r.lease(), r.decision().rule(),
-          r.predictedCachedTokens());
+          r.predictedCachedTokens(), namespace);
     }
 
     @Override
@@ -148,7 +302,7 @@ public record SimPolicies(PolicyConfig config, long seed, boolean indexReplies) 
         int[] prompt = routed.promptTokens();
         int[] all = java.util.Arrays.copyOf(prompt, prompt.length + outputTokens.length);
         System.arraycopy(outputTokens, 0, all, prompt.length, outputTokens.length);
-        core.index().insert(backends.get(routed.replica()), all);
+        core.index().insert(backends.get(routed.replica()), core.index().prompt(all, routed.namespace()));
       }
     }
   }
@@ -161,7 +315,11 @@ public record SimPolicies(PolicyConfig config, long seed, boolean indexReplies) 
     private final List<BackendId> backends;
     private final PromptTokenizer tokenizer;
 
-    OracleRouter(RoutingPolicy policy, LoadTracker loads, SimFleet fleet, PromptTokenizer tokenizer) {
+    private final long maxExtraInFlight;
+
+    OracleRouter(
+        RoutingPolicy policy, LoadTracker loads, SimFleet fleet, PromptTokenizer tokenizer, long maxExtraInFlight) {
+      this.maxExtraInFlight = maxExtraInFlight;
       this.policy = policy;
       this.loads = loads;
       this.fleet = fleet;
@@ -173,9 +331,20 @@ public record SimPolicies(PolicyConfig config, long seed, boolean indexReplies) 
     public Routed route(RequestView view) {
       int[] tokens = tokenizer.tokenize(view);
       List<Candidate> candidates = new ArrayList<>(backends.size());
-      for (int i = 0; i < backends.size(); i++) {
-        BackendId b = backends.get(i);
-        candidates.add(new Candidate(b, fleet.engines().get(i).cachedPrefixTokens(tokens), loads.load(b)));
+      SimFleet.Models models = fleet.models();
+      if (models == null) {
+        for (int i = 0; i < backends.size(); i++) {
+          BackendId b = backends.get(i);
+          candidates.add(new Candidate(b, fleet.engines().get(i).cachedPrefixTokens(tokens), loads.load(b)));
+        }
+      } else {
+        ModelPlan.Binding model = resolve(models, view);
+        for (int i : SimPolicies.candidates(
+            models, model, r -> loads.load(backends.get(r)).inFlightRequests(), maxExtraInFlight)) {
+          BackendId b = backends.get(i);
+          candidates.add(
+              new Candidate(b, fleet.engines().get(i).cachedPrefixTokens(tokens, model.adapter()), loads.load(b)));
+        }
       }
       Decision d = policy.choose(new RoutingContext(tokens.length, view.sessionKey(), 0, candidates));
       int replica = backends.indexOf(d.backend());

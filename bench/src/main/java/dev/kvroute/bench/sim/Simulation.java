@@ -1,8 +1,12 @@
 package dev.kvroute.bench.sim;
 
+import dev.kvroute.engine.model.EngineListener;
+import dev.kvroute.engine.model.KvCacheEvent;
+
 import dev.kvroute.bench.report.PolicyFigures;
 import dev.kvroute.bench.workload.ChatRequests;
 import dev.kvroute.bench.workload.Conversation;
+import dev.kvroute.bench.workload.ModelPlan;
 import dev.kvroute.bench.workload.Session;
 import dev.kvroute.bench.workload.Turn;
 import dev.kvroute.bench.workload.Workload;
@@ -11,6 +15,7 @@ import dev.kvroute.core.tokenize.SingleTokenVocabulary;
 import dev.kvroute.engine.model.EngineConfig;
 import dev.kvroute.engine.model.EngineModel;
 import dev.kvroute.engine.model.EngineRequest;
+import dev.kvroute.engine.model.LoraSlots;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
@@ -44,6 +49,12 @@ final class Simulation {
   private final SingleTokenVocabulary vocabulary;
   private final VirtualClock clock = new VirtualClock();
   private final List<EngineModel> engines = new ArrayList<>();
+  /** Each engine's adapter slots: requests reach the engine through them. */
+  private final List<LoraGate> gates = new ArrayList<>();
+  /** The multi-model workload's models, or null (every request names {@link #MODEL}). */
+  private final ModelPlan plan;
+  /** Per engine: the requests' listener, also handing the engine's KV events to the router. */
+  private final List<EngineListener> listeners = new ArrayList<>();
   private final SimRouter router;
   private final SimRequests<Reply> requests;
   private final PriorityQueue<ClientEvent> clients =
@@ -78,18 +89,77 @@ final class Simulation {
       Function<SimFleet, SimRouter> routerFactory,
       boolean diagnose,
       SendJitter jitter) {
+    this(workload, vocabulary, routerFactory, diagnose, jitter, null, false);
+  }
+
+  /**
+   * As above, for a multi-model workload: sessions name their model or adapter as {@code plan} binds
+   * them, replica {@code i} serves {@code plan.replicaModels().get(i)}, and every engine has {@code
+   * plan.maxLoras()} adapter slots loading in {@code plan.loraLoadSeconds()} (see {@link LoraGate}).
+   *
+   * @param plan the models, or {@code null} for the single-model run
+   * @param loraAffinity whether the router prefers replicas running a request's adapter
+   */
+  Simulation(
+      Workload workload,
+      SingleTokenVocabulary vocabulary,
+      Function<SimFleet, SimRouter> routerFactory,
+      boolean diagnose,
+      SendJitter jitter,
+      ModelPlan plan,
+      boolean loraAffinity) {
     this.workload = workload;
+    this.plan = plan;
     this.diagnose = diagnose;
     this.jitterNanos = secondsToNanos(jitter.maxSeconds());
     this.jitterRandom = new SplittableRandom(jitter.seed());
     this.vocabulary = vocabulary;
-    EngineConfig config = FleetEngines.config(workload.fleet());
+    // every engine records its KV events (vLLM's enable_kv_cache_events); only precise routers read them
+    EngineConfig config = FleetEngines.config(workload.fleet()).toBuilder().enableKvCacheEvents(true).build();
     for (int i = 0; i < workload.fleet().replicas(); i++) {
       engines.add(EngineModel.create(config));
     }
+    if (plan != null && plan.replicaModels().size() != engines.size()) {
+      throw new IllegalArgumentException(
+          "plan: " + plan.replicaModels().size() + " replicas (expected: the fleet's " + engines.size() + ")");
+    }
+    for (EngineModel e : engines) {
+      gates.add(
+          plan == null
+              ? new LoraGate(e, new LoraSlots(1, 0))
+              : new LoraGate(e, new LoraSlots(plan.maxLoras(), secondsToNanos(plan.loraLoadSeconds()))));
+    }
     blockSize = config.blockSizeTokens();
-    this.router = routerFactory.apply(new SimFleet(workload.fleet(), List.copyOf(engines), clock));
+    SimFleet.Models models = plan == null ? null : new SimFleet.Models(plan, List.copyOf(gates), loraAffinity);
+    this.router = routerFactory.apply(new SimFleet(workload.fleet(), List.copyOf(engines), clock, models));
     this.requests = new SimRequests<>(router, engines.size(), this::finished);
+    for (int i = 0; i < engines.size(); i++) {
+      listeners.add(new EventForwarding(requests, router, i));
+    }
+  }
+
+  /** An engine's listener: the requests' own, plus its KV events to the router. */
+  private record EventForwarding(EngineListener requests, SimRouter router, int replica) implements EngineListener {
+    @Override
+    public void onFirstToken(long requestId, long nowNanos, int cachedTokens, long prefillNanos, long queueNanos) {
+      requests.onFirstToken(requestId, nowNanos, cachedTokens, prefillNanos, queueNanos);
+    }
+
+    @Override
+    public void onToken(long requestId, long nowNanos, int index, int tokenId) {
+      requests.onToken(requestId, nowNanos, index, tokenId);
+    }
+
+    @Override
+    public void onFinished(long requestId, long nowNanos, String reason) {
+      requests.onFinished(requestId, nowNanos, reason);
+    }
+
+    @Override
+    public void onKvEvents(long nowNanos, List<KvCacheEvent> events) {
+      requests.onKvEvents(nowNanos, events);
+      router.kvEvents(replica, nowNanos, events);
+    }
   }
 
   /** Runs every session to its end and returns the policy's figures. */
@@ -99,8 +169,8 @@ final class Simulation {
     }
     while (true) {
       long engineTime = Long.MAX_VALUE;
-      for (EngineModel e : engines) {
-        engineTime = Math.min(engineTime, e.nextEventNanos());
+      for (int i = 0; i < engines.size(); i++) {
+        engineTime = Math.min(engineTime, Math.min(engines.get(i).nextEventNanos(), gates.get(i).nextEventNanos()));
       }
       ClientEvent next = clients.peek();
       long clientTime = next == null ? Long.MAX_VALUE : next.timeNanos();
@@ -110,8 +180,8 @@ final class Simulation {
       if (engineTime <= clientTime) {
         clock.advanceTo(engineTime);
         for (int i = 0; i < engines.size(); i++) {
-          if (engines.get(i).nextEventNanos() == engineTime) {
-            engines.get(i).advanceTo(engineTime, requests);
+          if (engines.get(i).nextEventNanos() == engineTime || gates.get(i).nextEventNanos() == engineTime) {
+            gates.get(i).advanceTo(engineTime, listeners.get(i));
           }
         }
       } else {
@@ -135,20 +205,30 @@ final class Simulation {
     long now = clock.nanos();
     Turn turn = conversation.currentTurn();
     Session session = conversation.session();
+    ModelPlan.Binding model = plan == null ? null : plan.binding(session.index());
     RequestView view =
         ChatRequests.viewOfSegments(
-            MODEL, session.key(), conversation.nextRequestSegments(), turn.replyTokens());
+            model == null ? MODEL : model.served(), session.key(), conversation.nextRequestSegments(),
+            turn.replyTokens());
     SimRouter.Routed routed = router.route(view);
     int replica = routed.replica();
+    if (model != null && !plan.replicaModels().get(replica).equals(model.base())) {
+      throw new IllegalStateException(
+          "request for " + model.served() + " routed to replica " + replica + ", which serves "
+              + plan.replicaModels().get(replica));
+    }
     if (diagnose) {
       // What the chosen engine and the best engine hold at the decision instant: the index's accuracy.
-      int atRoute = engines.get(replica).cachedPrefixTokens(routed.promptTokens());
+      String adapter = model == null ? null : model.adapter();
+      int atRoute = engines.get(replica).cachedPrefixTokens(routed.promptTokens(), adapter);
       if (routed.predictedCachedTokens() > atRoute + blockSize) {
         staleAtRoute++;
       }
       int best = 0;
-      for (EngineModel e : engines) {
-        best = Math.max(best, e.cachedPrefixTokens(routed.promptTokens()));
+      for (int i = 0; i < engines.size(); i++) {
+        if (plan == null || plan.replicaModels().get(i).equals(model.base())) {
+          best = Math.max(best, engines.get(i).cachedPrefixTokens(routed.promptTokens(), adapter));
+        }
       }
       if (best > atRoute + blockSize) {
         lostAtRoute++;
@@ -167,9 +247,12 @@ final class Simulation {
             new Reply(conversation, vocabulary.text(indices)), session.index(), conversation.turn(), routed, now,
             vocabulary.tokenIds(indices));
     requests.sent(id, f);
-    EngineModel engine = engines.get(replica);
-    engine.advanceTo(now, requests);
-    engine.submit(EngineRequest.of(id, routed.promptTokens(), f.outputTokens), now);
+    LoraGate gate = gates.get(replica);
+    gate.advanceTo(now, listeners.get(replica));
+    gate.submit(
+        new EngineRequest(
+            id, routed.promptTokens(), f.outputTokens, EngineRequest.LENGTH, model == null ? null : model.adapter()),
+        now);
   }
 
   /** Schedules the conversation's next request at {@code timeNanos} plus the send jitter. */
@@ -191,6 +274,9 @@ final class Simulation {
       underPredicted++;
     }
     Conversation c = f.client.conversation();
+    if (plan != null) {
+      gates.get(f.routed.replica()).finished(plan.binding(c.session().index()).adapter(), nowNanos);
+    }
     double think = c.currentTurn().thinkSeconds();
     c.reply(f.client.text());
     if (!c.done()) {

@@ -2,6 +2,7 @@ package dev.kvroute.bench.sim;
 
 import dev.kvroute.bench.report.PolicyFigures;
 import dev.kvroute.bench.report.RunReport;
+import dev.kvroute.bench.workload.ModelPlan;
 import dev.kvroute.bench.workload.Workload;
 import dev.kvroute.core.tokenize.PromptTokenizer;
 import dev.kvroute.core.tokenize.SingleTokenVocabulary;
@@ -99,6 +100,65 @@ public final class Simulator {
             workload, vocabulary, fleet -> policies.router(policy, fleet, tokenizer), diagnose, jitter);
     PolicyFigures f = sim.run(policy);
     return new Result(f, sim.diagnostics(policy));
+  }
+
+  /**
+   * Simulates the multi-model {@code workload}, its models and adapters bound by {@code plan}, under
+   * {@code policy}, with LoRA affinity on or off (as the router's {@code --lora-affinity}), with
+   * diagnostics (whose records give each request's session, hence its model).
+   *
+   * @throws IllegalArgumentException if the policy name is unknown, or the plan's replicas are not the
+   *     workload's fleet
+   */
+  public Result runDetailed(Workload workload, ModelPlan plan, boolean loraAffinity, String policy) {
+    policies.check(policy);
+    Objects.requireNonNull(plan, "plan");
+    Simulation sim =
+        new Simulation(
+            workload, vocabulary, fleet -> policies.router(policy, fleet, tokenizer), diagnose, jitter, plan,
+            loraAffinity);
+    PolicyFigures f = sim.run(policy);
+    return new Result(f, sim.diagnostics(policy));
+  }
+
+  /**
+   * One policy's run of a multi-model workload.
+   *
+   * @param policy the policy
+   * @param loraAffinity whether LoRA affinity was on
+   * @param result its figures (named {@link #label()}) and diagnostics
+   */
+  public record ModelRun(String policy, boolean loraAffinity, Result result) {
+    /** The run's name in reports: {@code cache-aware, affine} or {@code cache-aware, blind}. */
+    public String label() {
+      return label(policy, loraAffinity);
+    }
+
+    static String label(String policy, boolean loraAffinity) {
+      return policy + (loraAffinity ? ", affine" : ", blind");
+    }
+  }
+
+  /**
+   * Simulates the multi-model {@code workload} under each of {@code policyNames}, each with LoRA
+   * affinity on and then off, on up to {@code threads} threads: results in that order.
+   *
+   * @throws IllegalArgumentException if a policy name is unknown
+   */
+  public List<ModelRun> runModels(Workload workload, ModelPlan plan, List<String> policyNames) {
+    policyNames.forEach(policies::check);
+    List<String> runs = new ArrayList<>();
+    for (int i = 0; i < policyNames.size() * 2; i++) {
+      runs.add(Integer.toString(i));
+    }
+    return PolicyRuns.inParallel(runs, threads, i -> {
+      int n = Integer.parseInt(i);
+      String policy = policyNames.get(n / 2);
+      boolean affine = n % 2 == 0;
+      Result r = runDetailed(workload, plan, affine, policy);
+      return new ModelRun(
+          policy, affine, new Result(r.figures().withPolicy(ModelRun.label(policy, affine)), r.diagnostics()));
+    });
   }
 
   /**

@@ -16,6 +16,7 @@ import dev.kvroute.core.request.RequestView;
 import dev.kvroute.core.tokenize.PromptTokenizer;
 import dev.kvroute.core.tokenize.SingleTokenVocabulary;
 import dev.kvroute.core.tokenize.Tokenizer;
+import dev.kvroute.core.tokenize.TokenizerSpec;
 import java.io.ByteArrayOutputStream;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
@@ -57,7 +58,11 @@ import org.openjdk.jmh.annotations.Warmup;
  *       {@link PromptTokenizer} renders it (checked equal at setup).
  * </ul>
  *
- * <p>8 backends x 200K tokens, page 16, default tokenizer ({@code o200k_base}), {@code cache-aware}
+ * <p>{@code tokenizerSpec} runs every benchmark with the default tokenizer ({@code o200k_base} over the
+ * router's own chat rendering) and with the model's own ({@code hf}: Qwen3's tokenizer.json and chat
+ * template, the whole conversation rendered, only its changed chunks encoded), in the same run.
+ *
+ * <p>8 backends x 200K tokens, page 16, {@code cache-aware}
  * with default thresholds. The new message is drawn and the body assembled (and for
  * {@code routeTokens}, parsed and tokenized) in a per-invocation setup, outside the measured time;
  * each invocation takes tens of microseconds or more, so the setup's timestamps distort it little.
@@ -90,6 +95,14 @@ public class RoutingBenchmark {
     @Param("32000")
     public int historyTokens;
 
+    /**
+     * {@code o200k_base} (the default path), or {@code hf}: the real Qwen3 tokenizer.json and chat
+     * template from {@code $KVROUTE_TOKENIZERS_DIR/qwen3} (default {@code
+     * ~/.cache/kvroute-tokenizers/qwen3}, installed by {@code docker/ci/setup-tokenizers.sh}).
+     */
+    @Param({"o200k_base", "hf"})
+    public String tokenizerSpec;
+
     RequestParser parser;
     Tokenizer base;
     PromptTokenizer tokenizer;
@@ -104,7 +117,9 @@ public class RoutingBenchmark {
     public void setUp() throws InvalidRequestException, java.io.IOException {
       base = Tokenizer.defaultTokenizer();
       vocabulary = SingleTokenVocabulary.of(base);
-      tokenizer = PromptTokenizer.create(base);
+      tokenizer = tokenizerSpec.equals("hf")
+          ? TokenizerSpec.parse("hf:" + qwen3Dir()).load(java.time.InstantSource.system(), PromptTokenizer.DEFAULT_CACHE_BYTES)
+          : PromptTokenizer.create(base);
       parser = RequestParser.create();
       core = RouterCore.create(
           Policies.create("cache-aware", PolicyConfig.defaults(), new SplittableRandom(1)),
@@ -138,9 +153,21 @@ public class RoutingBenchmark {
       }
       byte[] check = nextBody();
       int[] expected = tokenizer.tokenize(parser.parse(Endpoint.CHAT_COMPLETIONS, check, name -> null));
-      if (!java.util.Arrays.equals(expected, uncachedTokens(base, check))) {
+      if (!tokenizerSpec.equals("hf") && !java.util.Arrays.equals(expected, uncachedTokens(base, check))) {
         throw new IllegalStateException("baselineUncached renders the prompt differently");
       }
+    }
+
+    private static java.nio.file.Path qwen3Dir() {
+      String dir = System.getenv("KVROUTE_TOKENIZERS_DIR");
+      java.nio.file.Path base = dir == null || dir.isBlank()
+          ? java.nio.file.Path.of(System.getProperty("user.home"), ".cache", "kvroute-tokenizers")
+          : java.nio.file.Path.of(dir);
+      java.nio.file.Path qwen3 = base.resolve("qwen3");
+      if (!java.nio.file.Files.isRegularFile(qwen3.resolve("tokenizer.json"))) {
+        throw new IllegalStateException("no Qwen3 tokenizer in " + qwen3 + " (run docker/ci/setup-tokenizers.sh)");
+      }
+      return qwen3;
     }
 
     /** The request body with a new {@value #NEW_MESSAGE_TOKENS}-token user message. */

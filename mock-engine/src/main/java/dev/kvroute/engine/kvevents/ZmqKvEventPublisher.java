@@ -10,8 +10,6 @@ import java.util.concurrent.ArrayBlockingQueue;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
-import java.util.logging.Level;
-import java.util.logging.Logger;
 import org.zeromq.SocketType;
 import org.zeromq.ZContext;
 import org.zeromq.ZMQ;
@@ -41,7 +39,7 @@ import org.zeromq.ZMQException;
  * loop).
  */
 public final class ZmqKvEventPublisher implements AutoCloseable {
-  private static final Logger LOG = Logger.getLogger(ZmqKvEventPublisher.class.getName());
+  private static final System.Logger LOG = System.getLogger(ZmqKvEventPublisher.class.getName());
   /** vLLM's {@code END_SEQ}: -1 as 8 signed big-endian bytes. */
   static final byte[] END_SEQ = ByteBuffer.allocate(8).putLong(-1L).array();
   private static final Object STOP = new Object();
@@ -123,7 +121,13 @@ public final class ZmqKvEventPublisher implements AutoCloseable {
         throw new IllegalStateException("KV events " + what + " " + endpoint + ": cannot bind");
       }
     } catch (ZMQException e) {
-      throw new IllegalStateException("KV events " + what + " " + endpoint + ": cannot bind (" + e.getMessage() + ")", e);
+      String why;
+      try {
+        why = ZMQ.Error.findByCode(e.getErrorCode()).getMessage();
+      } catch (IllegalArgumentException unknown) {
+        why = e.getMessage();
+      }
+      throw new IllegalStateException("KV events " + what + " " + endpoint + ": cannot bind (" + why + ")", e);
     }
   }
 
@@ -207,7 +211,7 @@ public final class ZmqKvEventPublisher implements AutoCloseable {
       Thread.currentThread().interrupt();
     } catch (RuntimeException e) {
       if (!closed) {
-        LOG.log(Level.WARNING, "KV event publisher " + boundEndpoint + " stopped", e);
+        LOG.log(System.Logger.Level.WARNING, "KV event publisher " + boundEndpoint + " stopped", e);
       }
     } finally {
       if (poller != null) {
@@ -240,7 +244,7 @@ public final class ZmqKvEventPublisher implements AutoCloseable {
         frames.add(replay.recv(0));
       }
       if (frames.size() != 3 || frames.get(2).length > 8) {
-        LOG.warning("KV events " + boundReplayEndpoint + ": invalid replay request of " + frames.size()
+        LOG.log(System.Logger.Level.WARNING, "KV events " + boundReplayEndpoint + ": invalid replay request of " + frames.size()
             + " frames (expected: identity, empty, 8-byte start sequence)");
         continue;
       }
@@ -280,7 +284,7 @@ public final class ZmqKvEventPublisher implements AutoCloseable {
       Thread.currentThread().interrupt();
     }
     if (thread.isAlive()) {
-      LOG.warning("KV event publisher " + boundEndpoint + " did not stop within 5 s");
+      LOG.log(System.Logger.Level.WARNING, "KV event publisher " + boundEndpoint + " did not stop within 5 s");
     }
   }
 

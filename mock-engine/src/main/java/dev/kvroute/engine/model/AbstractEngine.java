@@ -109,8 +109,13 @@ abstract class AbstractEngine implements EngineModel {
 
   @Override
   public final int cachedPrefixTokens(int[] promptTokens) {
+    return cachedPrefixTokens(promptTokens, null);
+  }
+
+  @Override
+  public final int cachedPrefixTokens(int[] promptTokens, String loraName) {
     int maxBlocks = (promptTokens.length - 1) / blockSize;
-    long parent = BlockHashes.ROOT;
+    long parent = BlockHashes.root(loraName);
     int hits = 0;
     while (hits < maxBlocks) {
       parent = BlockHashes.next(parent, promptTokens, hits * blockSize, blockSize);
@@ -259,7 +264,18 @@ abstract class AbstractEngine implements EngineModel {
     }
     Long parent = from == 0 ? null : s.hash(from - 1);
     int[] tokens = Arrays.copyOfRange(s.tokens, from * blockSize, to * blockSize);
-    kvEvents.add(new KvCacheEvent.BlockStored(hashes, parent, tokens, blockSize, null, null));
+    // the adapter reaches the event as vLLM's lora_name (its blocks' hashes are seeded with it too)
+    String lora = s.request.loraName();
+    kvEvents.add(new KvCacheEvent.BlockStored(hashes, parent, tokens, blockSize, loraId(lora), lora));
+  }
+
+  /**
+   * The {@code lora_id} reported for adapter {@code loraName}: vLLM reports the adapter's integer id
+   * ({@code lora_int_id}, given at load); the mock has none, so it derives a stable positive one from
+   * the name (1 .. 2^31 - 2), which legacy-layout consumers (no {@code lora_name}) can key on.
+   */
+  static Integer loraId(String loraName) {
+    return loraName == null ? null : Math.floorMod(loraName.hashCode(), Integer.MAX_VALUE - 1) + 1;
   }
 
   /** Hands the step's cache changes, if any, to the listener as one batch. */

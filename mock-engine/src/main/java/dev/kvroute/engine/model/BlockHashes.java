@@ -14,6 +14,20 @@ final class BlockHashes {
 
   private BlockHashes() {}
 
+  /**
+   * The parent key of block 0 for requests with LoRA adapter {@code loraName}: {@link #ROOT} for the
+   * base model ({@code null}), else {@code ROOT} chained with the adapter name's UTF-16 code units, so
+   * that, as in vLLM (whose block hashes carry the LoRA name as an extra key), no block of one adapter
+   * has the key of another's.
+   */
+  static long root(String loraName) {
+    if (loraName == null) {
+      return ROOT;
+    }
+    int[] units = loraName.chars().toArray();
+    return next(ROOT ^ 0x4c6f5241L, units, 0, units.length); // "LoRA"
+  }
+
   /** The key of the block holding {@code tokens[from, from + blockSize)} after {@code parent}. */
   static long next(long parent, int[] tokens, int from, int blockSize) {
     long h = parent * 0x9E3779B97F4A7C15L + 0x632BE59BD9B4E019L;
@@ -26,8 +40,13 @@ final class BlockHashes {
 
   /** The keys of the full blocks of {@code tokens}. */
   static long[] of(int[] tokens, int blockSize) {
+    return of(tokens, blockSize, null);
+  }
+
+  /** The keys of the full blocks of {@code tokens} run with LoRA adapter {@code loraName} (or null). */
+  static long[] of(int[] tokens, int blockSize, String loraName) {
     long[] out = new long[tokens.length / blockSize];
-    long parent = ROOT;
+    long parent = root(loraName);
     for (int i = 0; i < out.length; i++) {
       parent = next(parent, tokens, i * blockSize, blockSize);
       out[i] = parent;

@@ -107,6 +107,12 @@ public interface EngineModel {
    */
   int cachedPrefixTokens(int[] promptTokens);
 
+  /**
+   * As {@link #cachedPrefixTokens(int[])} for a request run with LoRA adapter {@code loraName}
+   * ({@code null}: the base model): only blocks cached under the same adapter count.
+   */
+  int cachedPrefixTokens(int[] promptTokens, String loraName);
+
   /** A snapshot of counters and gauges, as {@code /metrics} exports them. */
   EngineStats stats();
 

@@ -15,8 +15,13 @@ import java.util.Objects;
  * @param outputTokens the token ids to emit, in order; at least one
  * @param finishReason reported when the last output token is emitted: {@code "length"} (the output
  *     reached the requested maximum) or {@code "stop"} (the model ended it early)
+ * @param loraName the LoRA adapter the request runs with, or {@code null} for the base model; it
+ *     seeds the request's block-hash chain, as vLLM puts the adapter's name into every block hash, so
+ *     blocks cached under one adapter are never hits for another (and it is the {@code lora_name} of
+ *     the blocks' KV events)
  */
-public record EngineRequest(long id, int[] promptTokens, int[] outputTokens, String finishReason) {
+public record EngineRequest(
+    long id, int[] promptTokens, int[] outputTokens, String finishReason, String loraName) {
 
   /** vLLM's {@code finished_reason} for a request that produced its maximum number of tokens. */
   public static final String LENGTH = "length";
@@ -38,6 +43,11 @@ public record EngineRequest(long id, int[] promptTokens, int[] outputTokens, Str
       throw new IllegalArgumentException(
           "finishReason: " + finishReason + " (expected: \"length\" or \"stop\")");
     }
+  }
+
+  /** A request for the base model (no LoRA adapter). */
+  public EngineRequest(long id, int[] promptTokens, int[] outputTokens, String finishReason) {
+    this(id, promptTokens, outputTokens, finishReason, null);
   }
 
   /** A request that generates exactly {@code outputTokens} and finishes with {@code "length"}. */

@@ -19,6 +19,7 @@ final class Sequence {
   final int outputLen;
   final int blockSize;
   private final long[] hashes;
+  private final long rootHash;
   private int hashesKnown;
   final BlockPool.Block[] blocks;
 
@@ -51,12 +52,13 @@ final class Sequence {
     this.hashes = new long[tokens.length / blockSize];
     this.blocks = new BlockPool.Block[(tokens.length + blockSize - 1) / blockSize];
     this.numTokens = promptLen;
+    this.rootHash = BlockHashes.root(request.loraName());
   }
 
   /** The chained key of full block {@code i}. */
   long hash(int i) {
     while (hashesKnown <= i) {
-      long parent = hashesKnown == 0 ? BlockHashes.ROOT : hashes[hashesKnown - 1];
+      long parent = hashesKnown == 0 ? rootHash : hashes[hashesKnown - 1];
       hashes[hashesKnown] = BlockHashes.next(parent, tokens, hashesKnown * blockSize, blockSize);
       hashesKnown++;
     }

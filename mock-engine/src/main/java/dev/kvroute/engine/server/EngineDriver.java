@@ -5,8 +5,10 @@ import dev.kvroute.engine.model.EngineListener;
 import dev.kvroute.engine.model.EngineModel;
 import dev.kvroute.engine.model.EngineRequest;
 import dev.kvroute.engine.model.KvCacheEvent;
+import dev.kvroute.engine.model.LoraSlots;
 import io.netty.channel.EventLoop;
 import io.netty.util.concurrent.ScheduledFuture;
+import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -60,8 +62,34 @@ final class EngineDriver implements EngineListener {
     }
   }
 
+  /**
+   * The requests of one generation request (its choices) run with a LoRA adapter, from their arrival
+   * until every one has ended: they hold one use of the adapter's slot.
+   */
+  private static final class LoraGroup {
+    final EngineRequest[] requests;
+    final Sink sink;
+    final String adapter;
+    final long arrival;
+    int remaining;
+    boolean acquired;
+    boolean submitted;
+    ScheduledFuture<?> loadTimer;
+
+    LoraGroup(EngineRequest[] requests, Sink sink, String adapter, long arrival) {
+      this.requests = requests;
+      this.sink = sink;
+      this.adapter = adapter;
+      this.arrival = arrival;
+      this.remaining = requests.length;
+    }
+  }
+
   private final EventLoop loop;
   private final EngineModel model;
+  private final LoraSlots loraSlots;
+  private final Map<Long, LoraGroup> loraGroups = new HashMap<>();
+  private final ArrayDeque<LoraGroup> loraWaiting = new ArrayDeque<>();
   private final double timeScale;
   private final long startWall;
   private final EngineMetrics metrics;
@@ -90,8 +118,19 @@ final class EngineDriver implements EngineListener {
    */
   EngineDriver(EventLoop loop, EngineModel model, double timeScale, long startWall, EngineMetrics metrics,
       ZmqKvEventPublisher kvEvents, long startEpochNanos) {
+    this(loop, model, timeScale, startWall, metrics, kvEvents, startEpochNanos, new LoraSlots(1, 0));
+  }
+
+  /**
+   * As above, with the engine's adapter slots {@code loraSlots}: a request run with an adapter starts
+   * once its adapter is active (after a load, in model time, when it was not), and waits while every
+   * slot is busy.
+   */
+  EngineDriver(EventLoop loop, EngineModel model, double timeScale, long startWall, EngineMetrics metrics,
+      ZmqKvEventPublisher kvEvents, long startEpochNanos, LoraSlots loraSlots) {
     this.loop = loop;
     this.model = model;
+    this.loraSlots = loraSlots;
     this.timeScale = timeScale;
     this.startWall = startWall;
     this.metrics = metrics;
@@ -134,15 +173,104 @@ final class EngineDriver implements EngineListener {
     return first;
   }
 
-  /** Submits requests arriving now, all reporting to {@code sink}. */
+  /**
+   * Submits requests arriving now, all reporting to {@code sink}. Requests run with a LoRA adapter (all
+   * of one call share it) reach the engine model once their adapter is active: at once when it is,
+   * after its load time when a slot is free or idle, else once a slot frees up (see {@link
+   * LoraSlots}). Their TTFT counts from now.
+   */
   void submit(EngineRequest[] requests, Sink sink) {
     long now = modelNow();
     advance(now);
+    String adapter = requests.length == 0 ? null : requests[0].loraName();
+    if (adapter == null) {
+      submitToModel(requests, sink, now, now);
+      return;
+    }
+    LoraGroup g = new LoraGroup(requests, sink, adapter, now);
+    for (EngineRequest r : requests) {
+      loraGroups.put(r.id(), g);
+    }
+    if (!startLora(g, now)) {
+      loraWaiting.add(g);
+    }
+  }
+
+  private void submitToModel(EngineRequest[] requests, Sink sink, long arrival, long now) {
     for (EngineRequest r : requests) {
       model.submit(r, now);
-      tracked.put(r.id(), new Tracked(sink, now));
+      tracked.put(r.id(), new Tracked(sink, arrival));
     }
     reschedule();
+  }
+
+  /** Takes a slot use for {@code g} and submits it when its adapter is active; false if no slot. */
+  private boolean startLora(LoraGroup g, long now) {
+    long ready = loraSlots.acquire(g.adapter, now);
+    if (ready < 0) {
+      return false;
+    }
+    g.acquired = true;
+    if (ready <= now) {
+      g.submitted = true;
+      submitToModel(g.requests, g.sink, g.arrival, now);
+    } else {
+      long delayWall = (long) Math.ceil((ready - now) / timeScale);
+      g.loadTimer = loop.schedule(() -> {
+        g.loadTimer = null;
+        if (g.submitted || g.remaining == 0) {
+          return;
+        }
+        long t = Math.max(ready, modelNow());
+        advance(t);
+        g.submitted = true;
+        submitToModel(g.requests, g.sink, g.arrival, t);
+      }, delayWall, TimeUnit.NANOSECONDS);
+    }
+    return true;
+  }
+
+  /** One request of a LoRA group ended (finished, or aborted before it reached the model). */
+  private void loraRequestEnded(long engineId, long now) {
+    LoraGroup g = loraGroups.remove(engineId);
+    if (g == null || --g.remaining > 0) {
+      return;
+    }
+    if (g.loadTimer != null) {
+      g.loadTimer.cancel(false);
+      g.loadTimer = null;
+    }
+    if (g.acquired) {
+      loraSlots.release(g.adapter, now);
+    } else {
+      loraWaiting.remove(g);
+    }
+    if (!advancing) {
+      startWaitingLora(now);
+    } // else: once the advance is done (the model takes no submission in the middle of one)
+  }
+
+  /** Starts the requests waiting for an adapter slot, in arrival order, while slots are free. */
+  private void startWaitingLora(long now) {
+    while (!loraWaiting.isEmpty() && startLora(loraWaiting.peek(), now)) {
+      loraWaiting.poll();
+    }
+  }
+
+  /** The adapter slots (for {@code vllm:lora_requests_info} and runtime unloads). */
+  LoraSlots loraSlots() {
+    return loraSlots;
+  }
+
+  /** Adapters with requests waiting for a slot or for their adapter's load, in arrival order. */
+  java.util.List<String> waitingAdapters() {
+    java.util.LinkedHashSet<String> out = new java.util.LinkedHashSet<>();
+    for (LoraGroup g : loraGroups.values()) {
+      if (!g.submitted) {
+        out.add(g.adapter);
+      }
+    }
+    return java.util.List.copyOf(out);
   }
 
   /**
@@ -156,6 +284,11 @@ final class EngineDriver implements EngineListener {
     }
     long now = modelNow();
     advance(now);
+    if (abortPending(engineId, now)) {
+      flushDirty();
+      reschedule();
+      return;
+    }
     if (!tracked.containsKey(engineId)) {
       reschedule();
       return;
@@ -193,12 +326,34 @@ final class EngineDriver implements EngineListener {
     } finally {
       advancing = false;
     }
+    if (!loraWaiting.isEmpty()) {
+      startWaitingLora(now);
+    }
     flushDirty();
+  }
+
+  /**
+   * Ends a request that has not reached the model yet (it waits for its adapter) as an abort; false
+   * if {@code engineId} is not such a request.
+   */
+  private boolean abortPending(long engineId, long now) {
+    LoraGroup pending = loraGroups.get(engineId);
+    if (pending == null || pending.submitted) {
+      return false;
+    }
+    metrics.finished(EngineRequest.ABORT);
+    loraRequestEnded(engineId, now);
+    pending.sink.onFinished(engineId, EngineRequest.ABORT);
+    markDirty(pending.sink);
+    return true;
   }
 
   private void drainAborts(long at) {
     for (int i = 0; i < deferredAborts.size(); i++) {
       long id = deferredAborts.get(i);
+      if (abortPending(id, at)) {
+        continue;
+      }
       if (tracked.containsKey(id)) {
         model.abort(id, at, this);
       }
@@ -288,6 +443,9 @@ final class EngineDriver implements EngineListener {
   public void onFinished(long id, long now, String reason) {
     Tracked t = tracked.remove(id);
     metrics.finished(reason);
+    if (!loraGroups.isEmpty()) {
+      loraRequestEnded(id, now);
+    }
     if (t == null) {
       return;
     }
@@ -311,8 +469,13 @@ final class EngineDriver implements EngineListener {
     }
   }
 
-  /** Cancels the timer; the model is left as it is. */
+  /** Cancels the timers; the model is left as it is. */
   void stop() {
+    for (LoraGroup g : loraGroups.values()) {
+      if (g.loadTimer != null) {
+        g.loadTimer.cancel(false);
+      }
+    }
     if (timer != null) {
       timer.cancel(false);
       timer = null;

@@ -217,6 +217,29 @@ final class EngineMetrics {
     return sb.toString();
   }
 
+  /** Requests answered 404 because they named a model this engine does not serve. */
+  long modelNotFound;
+
+  /**
+   * vLLM's {@code vllm:lora_requests_info} gauge (labels {@code max_lora}, {@code running_lora_adapters},
+   * {@code waiting_lora_adapters}: comma-separated adapter names; value: the unix time of the
+   * sample, as vLLM's), and the mock's count of requests for a model it does not serve.
+   */
+  String renderLora(dev.kvroute.engine.model.LoraSlots slots, java.util.List<String> waiting) {
+    StringBuilder sb = new StringBuilder(512);
+    sb.append("# HELP vllm:lora_requests_info Running stats on lora requests.\n");
+    sb.append("# TYPE vllm:lora_requests_info gauge\n");
+    sb.append("vllm:lora_requests_info{max_lora=\"").append(slots.maxLoras())
+        .append("\",running_lora_adapters=").append(label(String.join(",", slots.running())))
+        .append(",waiting_lora_adapters=").append(label(String.join(",", waiting)))
+        .append("} ").append(num(System.currentTimeMillis() / 1000.0)).append('\n');
+    sb.append("# HELP kvroute_mock_model_not_found_total Requests answered 404 for a model not served.\n");
+    sb.append("# TYPE kvroute_mock_model_not_found_total counter\n");
+    sb.append("kvroute_mock_model_not_found_total{model_name=").append(label(modelName)).append("} ")
+        .append(num(modelNotFound)).append('\n');
+    return sb.toString();
+  }
+
   private void success(StringBuilder sb, String reason, long v) {
     sb.append("vllm:request_success_total{").append(before).append("finished_reason=\"")
         .append(reason).append('"').append(after).append("} ").append(num(v)).append('\n');

@@ -51,7 +51,8 @@ final class GenerationExchange implements EngineDriver.Sink {
       long created,
       String model,
       FaultPlan fault,
-      boolean promptTokensDetails) {}
+      boolean promptTokensDetails,
+      String loraName) {}
 
   private static final class Choice {
     final int index;
@@ -104,7 +105,7 @@ final class GenerationExchange implements EngineDriver.Sink {
         int k = pi * n + i;
         ReplyGenerator.Reply reply = engine.replies.generate(prompt, seed, i, maxTokens, minTokens, ignoreEos);
         choices[k] = new Choice(k, prompt.length, reply);
-        requests[k] = new EngineRequest(firstId + k, prompt, reply.tokenIds(), reply.finishReason());
+        requests[k] = new EngineRequest(firstId + k, prompt, reply.tokenIds(), reply.finishReason(), p.loraName());
       }
     }
     StringBuilder sb = new StringBuilder(160);

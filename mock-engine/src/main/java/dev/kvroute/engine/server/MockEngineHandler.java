@@ -165,6 +165,7 @@ final class MockEngineHandler extends ChannelInboundHandlerAdapter {
           notAllowed(req);
         }
       }
+      case "/v1/load_lora_adapter", "/v1/unload_lora_adapter" -> loraUpdate(req, path);
       case "/version" -> {
         if (m.equals(HttpMethod.GET)) {
           respondJson(req, 200, "{\"version\":" + Json.quote(VERSION) + "}", null);
@@ -268,19 +269,40 @@ final class MockEngineHandler extends ChannelInboundHandlerAdapter {
   private void metrics(FullHttpRequest req) {
     EngineConfig config = engine.options.engine();
     String text = engine.metrics.render(
-        engine.driver.model().stats(), config, engine.driver.modelNow() / 1e9, engine.options.timeScale());
+        engine.driver.model().stats(), config, engine.driver.modelNow() / 1e9, engine.options.timeScale())
+        + engine.metrics.renderLora(engine.driver.loraSlots(), engine.driver.waitingAdapters());
     respond(HttpUtil.isKeepAlive(req), 200, "text/plain; version=0.0.4; charset=utf-8",
         Unpooled.wrappedBuffer(text.getBytes(StandardCharsets.UTF_8)), null);
   }
 
   private void models(FullHttpRequest req) {
-    String name = engine.options.modelName();
-    long created = System.currentTimeMillis() / 1000;
-    String body = "{\"object\":\"list\",\"data\":[{\"id\":" + Json.quote(name)
-        + ",\"object\":\"model\",\"created\":" + created + ",\"owned_by\":\"vllm\",\"root\":"
-        + Json.quote(name) + ",\"parent\":null,\"max_model_len\":" + engine.options.engine().maxModelLen()
-        + ",\"permission\":[]}]}";
-    respondJson(req, 200, body, null);
+    respondJson(req, 200, engine.models.modelsJson(), null);
+  }
+
+  /**
+   * {@code POST /v1/load_lora_adapter} and {@code /v1/unload_lora_adapter}: served only with runtime
+   * LoRA updating on (vLLM's {@code VLLM_ALLOW_RUNTIME_LORA_UPDATING}), else they are unknown paths.
+   */
+  private void loraUpdate(FullHttpRequest req, String path) {
+    if (!engine.options.models().runtimeLoraUpdating()) {
+      respondJson(req, 404, "{\"detail\":\"Not Found\"}", null);
+      return;
+    }
+    if (!req.method().equals(HttpMethod.POST)) {
+      notAllowed(req);
+      return;
+    }
+    JsonNode body = readJson(req, null);
+    if (body == null) {
+      return;
+    }
+    boolean load = path.equals("/v1/load_lora_adapter");
+    EngineModels.Answer a = load ? engine.models.load(body) : engine.models.unload(body);
+    if (!load && a.status() == 200) {
+      engine.driver.loraSlots().unload(body.get("lora_name").asText());
+    }
+    respond(HttpUtil.isKeepAlive(req), a.status(), a.contentType(),
+        Unpooled.wrappedBuffer(a.body().getBytes(StandardCharsets.UTF_8)), null);
   }
 
   private void tokenize(FullHttpRequest req) {
@@ -295,6 +317,9 @@ final class MockEngineHandler extends ChannelInboundHandlerAdapter {
       tokens = engine.promptTokenizer.tokenize(view);
     } catch (InvalidRequestException e) {
       respondJson(req, 400, Responses.error(400, Responses.BAD_REQUEST, e.getMessage(), e.param()), null);
+      return;
+    } catch (dev.kvroute.core.tokenize.ChatTemplateException e) {
+      respondJson(req, 400, Responses.error(400, Responses.BAD_REQUEST_ERROR, e.getMessage(), null), null);
       return;
     }
     StringBuilder sb = new StringBuilder(32 + tokens.length * 7);
@@ -405,13 +430,19 @@ final class MockEngineHandler extends ChannelInboundHandlerAdapter {
       return;
     }
     EngineConfig cfg = engine.options.engine();
-    String served = engine.options.modelName();
     JsonNode model = root.get("model");
-    if (model != null && !model.isNull() && !served.equals(model.asText())) {
-      respondJson(req, 404, Responses.error(404, Responses.NOT_FOUND_ERROR,
-          "The model `" + model.asText() + "` does not exist.", "model"), echoId);
-      return;
+    String modelName = model == null || model.isNull() ? null : model.asText();
+    String lora = null;
+    if (modelName != null && !modelName.isEmpty() && !engine.models.isBase(modelName)) {
+      if (!engine.models.isAdapter(modelName)) {
+        engine.metrics.modelNotFound++;
+        respondJson(req, 404, Responses.error(404, Responses.NOT_FOUND_ERROR,
+            "The model `" + modelName + "` does not exist.", "model"), echoId);
+        return;
+      }
+      lora = modelName;
     }
+    String served = engine.models.responseModel(lora);
     boolean stream;
     int n;
     int minTokens;
@@ -529,7 +560,7 @@ final class MockEngineHandler extends ChannelInboundHandlerAdapter {
     GenerationExchange.Params params = new GenerationExchange.Params(
         endpoint == Endpoint.CHAT_COMPLETIONS, stream, includeUsage, continuousUsage,
         HttpUtil.isKeepAlive(req) && !(stream && http10), http10, responseId, echoId,
-        System.currentTimeMillis() / 1000, served, fault, engine.options.enablePromptTokensDetails());
+        System.currentTimeMillis() / 1000, served, fault, engine.options.enablePromptTokensDetails(), lora);
     exchange = new GenerationExchange(this, ctx, engine, params, prompts, n, maxTokens, minTokens, ignoreEos, seed);
     exchange.start();
   }
@@ -539,7 +570,11 @@ final class MockEngineHandler extends ChannelInboundHandlerAdapter {
       throws InvalidRequestException {
     RequestView view = engine.parser.parse(endpoint, body, headerLookup(req));
     List<int[]> prompts = new ArrayList<>();
-    prompts.add(engine.promptTokenizer.tokenize(view));
+    try {
+      prompts.add(engine.promptTokenizer.tokenize(view));
+    } catch (dev.kvroute.core.tokenize.ChatTemplateException e) { // vLLM: 400 for a template error
+      throw new InvalidRequestException(e.getMessage(), null);
+    }
     if (endpoint == Endpoint.COMPLETIONS) {
       JsonNode p = root.get("prompt");
       boolean batch = p != null && p.isArray() && p.size() > 1 && (p.get(0).isTextual() || p.get(0).isArray());

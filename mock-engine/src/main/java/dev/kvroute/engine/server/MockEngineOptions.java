@@ -3,6 +3,7 @@ package dev.kvroute.engine.server;
 import dev.kvroute.core.tokenize.Tokenizer;
 import dev.kvroute.engine.kvevents.KvEventsConfig;
 import dev.kvroute.engine.model.EngineConfig;
+import java.util.List;
 import java.util.Objects;
 
 /**
@@ -32,6 +33,7 @@ import java.util.Objects;
  * @param kvEvents how the engine publishes vLLM's KV events ({@code --kv-events-config}); {@link
  *     KvEventsConfig#DISABLED} by default. Replica {@code i} of a fleet offsets the endpoints' ports by
  *     {@code i}, as vLLM's data-parallel rank {@code i} does.
+ * @param models further served names, LoRA adapters and their limits (see {@link ModelOptions})
  */
 public record MockEngineOptions(
     String host,
@@ -48,7 +50,16 @@ public record MockEngineOptions(
     HealthFault health,
     int maxBodyBytes,
     int ioThreads,
-    KvEventsConfig kvEvents) {
+    KvEventsConfig kvEvents,
+    ModelOptions models) {
+
+  /** Every served name of the base model: {@link #modelName} first, then the aliases. */
+  public List<String> servedModelNames() {
+    List<String> out = new java.util.ArrayList<>();
+    out.add(modelName);
+    out.addAll(models.aliases());
+    return out;
+  }
 
   /** Default served model name. */
   public static final String DEFAULT_MODEL = "kvroute/mock-llm";
@@ -61,6 +72,10 @@ public record MockEngineOptions(
     Objects.requireNonNull(fault, "fault");
     Objects.requireNonNull(health, "health");
     Objects.requireNonNull(kvEvents, "kvEvents");
+    Objects.requireNonNull(models, "models");
+    if (models.aliases().contains(modelName) || models.loraModules().containsKey(modelName)) {
+      throw new IllegalArgumentException("modelName: " + modelName + " is also in models (expected: each name once)");
+    }
     if (port < 0 || port > 65535) {
       throw new IllegalArgumentException("port: " + port + " (expected: 0..65535)");
     }
@@ -107,6 +122,7 @@ public record MockEngineOptions(
     b.maxBodyBytes = maxBodyBytes;
     b.ioThreads = ioThreads;
     b.kvEvents = kvEvents;
+    b.models = models;
     return b;
   }
 
@@ -127,8 +143,14 @@ public record MockEngineOptions(
     private int maxBodyBytes = 64 << 20;
     private int ioThreads;
     private KvEventsConfig kvEvents = KvEventsConfig.DISABLED;
+    private ModelOptions models = ModelOptions.DEFAULT;
 
     private Builder() {}
+
+    public Builder models(ModelOptions models) {
+      this.models = models;
+      return this;
+    }
 
     public Builder host(String host) {
       this.host = host;
@@ -213,7 +235,8 @@ public record MockEngineOptions(
      */
     public MockEngineOptions build() {
       return new MockEngineOptions(host, port, modelName, engine, timeScale, enablePromptTokensDetails,
-          seed, meanOutputTokens, tokenizer, fault, faultProbability, health, maxBodyBytes, ioThreads, kvEvents);
+          seed, meanOutputTokens, tokenizer, fault, faultProbability, health, maxBodyBytes, ioThreads, kvEvents,
+          models);
     }
   }
 }

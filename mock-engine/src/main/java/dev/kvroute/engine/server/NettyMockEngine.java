@@ -4,12 +4,14 @@ import dev.kvroute.core.request.Endpoint;
 import dev.kvroute.core.request.InvalidRequestException;
 import dev.kvroute.core.request.RequestParser;
 import dev.kvroute.core.tokenize.PromptTokenizer;
+import dev.kvroute.core.tokenize.TokenizerSpec;
 import dev.kvroute.core.tokenize.SingleTokenVocabulary;
 import dev.kvroute.core.tokenize.Tokenizer;
 import dev.kvroute.engine.kvevents.KvEventsConfig;
 import dev.kvroute.engine.kvevents.ZmqKvEventPublisher;
 import dev.kvroute.engine.model.EngineConfig;
 import dev.kvroute.engine.model.EngineModel;
+import dev.kvroute.engine.model.LoraSlots;
 import dev.kvroute.engine.model.EngineStats;
 import io.netty.bootstrap.ServerBootstrap;
 import io.netty.channel.Channel;
@@ -59,6 +61,7 @@ final class NettyMockEngine implements MockEngineServer {
   final RequestParser parser = RequestParser.create();
   final ReplyGenerator replies;
   final FaultControl faults;
+  final EngineModels models;
   /** Draws which header-less requests get the default fault; used on the loop only. */
   final SplittableRandom faultDraw;
   final long startWall;
@@ -70,11 +73,27 @@ final class NettyMockEngine implements MockEngineServer {
   private int port;
 
   /**
-   * The prompt tokenizer shared by every engine of this JVM for {@code encoding}, loaded and warmed up
-   * on first use (by the thread starting the engine, before it listens).
+   * The prompt tokenizer shared by every engine of this JVM for {@code spec} (a jtokkit encoding, or
+   * {@code hf:PATH}: the model's tokenizer.json and chat template, as vLLM tokenizes), loaded and
+   * warmed up on first use (by the thread starting the engine, before it listens).
+   *
+   * @throws IllegalArgumentException if the spec is unknown or its files are missing or corrupt
    */
-  static PromptTokenizer sharedPromptTokenizer(String encoding) {
-    return TOKENIZERS.computeIfAbsent(encoding, name -> warmedUp(PromptTokenizer.create(Tokenizer.jtokkit(name))));
+  static PromptTokenizer sharedPromptTokenizer(String spec) {
+    return TOKENIZERS.computeIfAbsent(spec, name -> warmedUp(load(name)));
+  }
+
+  private static PromptTokenizer load(String spec) {
+    TokenizerSpec parsed = TokenizerSpec.parse(spec);
+    if (parsed.kind() == TokenizerSpec.Kind.ENGINE) {
+      throw new IllegalArgumentException("tokenizer: engine (expected an encoding name or hf:PATH: the mock "
+          + "engine is the engine)");
+    }
+    try {
+      return parsed.load(java.time.InstantSource.system(), PromptTokenizer.DEFAULT_CACHE_BYTES);
+    } catch (java.io.IOException e) {
+      throw new IllegalArgumentException("tokenizer: " + spec + ": " + e.getMessage(), e);
+    }
   }
 
   /**
@@ -119,10 +138,12 @@ final class NettyMockEngine implements MockEngineServer {
     EngineConfig engine = events.enableKvCacheEvents()
         ? options.engine().toBuilder().enableKvCacheEvents(true).build() : options.engine();
     this.startWall = System.nanoTime();
+    this.models = new EngineModels(options);
     long startEpochNanos = java.time.Instant.now().getEpochSecond() * 1_000_000_000L
         + java.time.Instant.now().getNano();
-    this.driver = new EngineDriver(
-        loop, EngineModel.create(engine), options.timeScale(), startWall, metrics, kvEvents, startEpochNanos);
+    this.driver = new EngineDriver(loop, EngineModel.create(engine), options.timeScale(), startWall, metrics,
+        kvEvents, startEpochNanos,
+        new LoraSlots(options.models().maxLoras(), Math.round(options.models().loraLoadSeconds() * 1e9)));
     this.connections = new DefaultChannelGroup(loop);
   }
 

@@ -55,7 +55,7 @@ class KvCacheEventsTest {
       for (KvCacheEvent e : events) {
         if (e instanceof KvCacheEvent.BlockStored s) {
           assertThat(s.blockSize()).isEqualTo(blockSize);
-          long parent = s.parentBlockHash() == null ? BlockHashes.ROOT : s.parentBlockHash();
+          long parent = s.parentBlockHash() == null ? BlockHashes.root(s.loraName()) : s.parentBlockHash();
           if (s.parentBlockHash() != null) {
             assertThat(held).as("parent of a stored run is cached").contains(s.parentBlockHash());
           }
@@ -157,6 +157,23 @@ class KvCacheEventsTest {
     assertThat(first.blockHashes()).containsExactly(BlockHashes.of(prompt, 4));
     assertThat(first.loraId()).isNull();
     assertThat(first.loraName()).isNull();
+  }
+
+  @Test
+  void aLoraRequestsBlocksCarryTheAdapterAndItsHashChain() {
+    EngineModel engine = EngineModel.create(EngineConfig.builder()
+        .blockSizeTokens(4).numGpuBlocks(16).enableKvCacheEvents(true).build());
+    Consumer consumer = new Consumer(4);
+    int[] prompt = FcfsPrefillEngineTest.tokens(7, 10);
+    engine.submit(new EngineRequest(1, prompt, new int[] {1, 2}, EngineRequest.LENGTH, "sql-lora"), 0);
+    while (consumer.batches.isEmpty()) {
+      engine.advanceTo(engine.nextEventNanos(), consumer);
+    }
+    KvCacheEvent.BlockStored first = (KvCacheEvent.BlockStored) consumer.batches.get(0).get(0);
+    assertThat(first.loraName()).isEqualTo("sql-lora");
+    assertThat(first.loraId()).isEqualTo(AbstractEngine.loraId("sql-lora")).isPositive();
+    assertThat(first.blockHashes()).containsExactly(BlockHashes.of(prompt, 4, "sql-lora"));
+    assertThat(first.blockHashes()).doesNotContain(BlockHashes.of(prompt, 4));
   }
 
   @Test

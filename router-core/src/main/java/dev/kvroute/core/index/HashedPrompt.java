@@ -12,17 +12,29 @@ final class HashedPrompt implements PrefixIndex.Prompt {
   private final int[] tokens;
   private final int pageSize;
   private final long[] hashes;
+  private final long namespace;
   private int computed;
 
   HashedPrompt(int[] tokens, int pageSize) {
+    this(tokens, pageSize, 0L);
+  }
+
+  /** A prompt in {@code namespace} ({@link PrefixIndex#namespace}): its page-hash chain is seeded with it. */
+  HashedPrompt(int[] tokens, int pageSize, long namespace) {
     this.tokens = Objects.requireNonNull(tokens, "tokens");
     this.pageSize = pageSize;
     this.hashes = new long[tokens.length / pageSize];
+    this.namespace = namespace;
   }
 
   @Override
   public int[] tokens() {
     return tokens;
+  }
+
+  @Override
+  public long namespace() {
+    return namespace;
   }
 
   int pageSize() {
@@ -37,7 +49,7 @@ final class HashedPrompt implements PrefixIndex.Prompt {
   /** The chained hash of page {@code d} (0-based), {@code d} below {@link #pages()}. */
   long hash(int d) {
     while (computed <= d) {
-      long parent = computed == 0 ? PageHash.ROOT : hashes[computed - 1];
+      long parent = computed == 0 ? PageHash.root(namespace) : hashes[computed - 1];
       hashes[computed] = PageHash.next(parent, tokens, computed * pageSize, pageSize);
       computed++;
     }

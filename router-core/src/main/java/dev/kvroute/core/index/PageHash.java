@@ -31,6 +31,22 @@ final class PageHash {
   private PageHash() {}
 
   /**
+   * The seed of a prompt's first page in {@code namespace}: {@link #ROOT} for the default namespace
+   * {@code 0}, else XXH64 of the namespace's 8 little-endian bytes seeded with {@code ROOT}, so that
+   * the chains of two namespaces share no page hash (up to a collision).
+   */
+  static long root(long namespace) {
+    if (namespace == 0) {
+      return ROOT;
+    }
+    byte[] b = new byte[8];
+    for (int i = 0; i < 8; i++) {
+      b[i] = (byte) (namespace >>> (8 * i));
+    }
+    return xxh64(b, ROOT);
+  }
+
+  /**
    * XXH64 of {@code tokens[offset, offset + count)} encoded as 4-byte little-endian integers, seeded
    * with {@code parentHash}.
    */

@@ -67,12 +67,59 @@ public interface PrefixIndex {
   interface Prompt {
     /** The prompt's token ids (not a copy; do not modify). */
     int[] tokens();
+
+    /**
+     * The prompt's namespace ({@link #namespace(String, String)}); {@code 0}, the default, is the
+     * namespace of requests that name no model.
+     */
+    default long namespace() {
+      return 0L;
+    }
   }
 
   /** {@code tokens} prepared for {@link #match(Prompt)} and {@link #insert(BackendId, Prompt)}. */
   default Prompt prompt(int[] tokens) {
     java.util.Objects.requireNonNull(tokens, "tokens");
     return () -> tokens;
+  }
+
+  /**
+   * {@code tokens} prepared as {@link #prompt(int[])}, in {@code namespace}: pages of one namespace
+   * never match pages of another, as vLLM puts a request's LoRA adapter into every block hash (the
+   * radix index seeds the prompt's page-hash chain with the namespace). Capacity stays per backend:
+   * every namespace's pages compete for the backend's one view, as adapters share one engine's KV
+   * pool.
+   */
+  default Prompt prompt(int[] tokens, long namespace) {
+    java.util.Objects.requireNonNull(tokens, "tokens");
+    return new Prompt() {
+      @Override
+      public int[] tokens() {
+        return tokens;
+      }
+
+      @Override
+      public long namespace() {
+        return namespace;
+      }
+    };
+  }
+
+  /**
+   * The namespace of requests for base model {@code model} with LoRA adapter {@code adapter}: a
+   * 64-bit XXH64 of their UTF-8 names, never {@code 0}; {@code 0} when both are {@code null} (the
+   * default namespace). Stateless and thread-safe.
+   *
+   * @param model the base model's served name, or {@code null}
+   * @param adapter the LoRA adapter's name, or {@code null} for the base model
+   */
+  static long namespace(String model, String adapter) {
+    if (model == null && adapter == null) {
+      return 0L;
+    }
+    String key = (model == null ? "" : model) + '\u0000' + (adapter == null ? "" : adapter);
+    long h = PageHash.xxh64(key.getBytes(java.nio.charset.StandardCharsets.UTF_8), PageHash.ROOT);
+    return h == 0 ? 1 : h;
   }
 
   /**

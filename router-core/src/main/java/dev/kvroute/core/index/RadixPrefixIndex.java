@@ -176,7 +176,12 @@ final class RadixPrefixIndex implements PrefixIndex {
 
   @Override
   public Prompt prompt(int[] tokens) {
-    return new HashedPrompt(tokens, pageSize);
+    return new HashedPrompt(tokens, pageSize, 0L);
+  }
+
+  @Override
+  public Prompt prompt(int[] tokens, long namespace) {
+    return new HashedPrompt(tokens, pageSize, namespace);
   }
 
   private HashedPrompt hashed(Prompt prompt) {
@@ -184,7 +189,7 @@ final class RadixPrefixIndex implements PrefixIndex {
     if (prompt instanceof HashedPrompt h && h.pageSize() == pageSize) {
       return h;
     }
-    return new HashedPrompt(prompt.tokens(), pageSize);
+    return new HashedPrompt(prompt.tokens(), pageSize, prompt.namespace());
   }
 
   @Override

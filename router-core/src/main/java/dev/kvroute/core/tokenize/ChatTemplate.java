@@ -77,6 +77,7 @@ public final class ChatTemplate {
         .withElResolver(resolver)
         .withMaxStringLength(0)
         .withMaxOutputSize(0)
+        .withNestedInterpretationEnabled(false) // Jinja never renders a value's own {{ }} again
         .withLegacyOverrides(com.hubspot.jinjava.LegacyOverrides.newBuilder()
             .withUseTrimmingForNotesAndExpressions(true) // {{- -}} and {#- -#} trim as in Jinja
             .build())

@@ -34,7 +34,7 @@ final class DefaultSingleTokenVocabulary implements SingleTokenVocabulary {
 
   static SingleTokenVocabulary of(Tokenizer tokenizer) {
     Objects.requireNonNull(tokenizer, "tokenizer");
-    if (tokenizer instanceof JtokkitTokenizer) {
+    if (tokenizer instanceof JtokkitTokenizer || tokenizer instanceof HfTokenizer) {
       return SHARED.computeIfAbsent(tokenizer, DefaultSingleTokenVocabulary::build);
     }
     return build(tokenizer);

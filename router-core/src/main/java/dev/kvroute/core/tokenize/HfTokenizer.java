@@ -51,6 +51,8 @@ final class HfTokenizer implements Tokenizer {
   private final Map<Character, String[]> byFirstChar;
   private final java.util.BitSet firstChars = new java.util.BitSet(Character.MAX_VALUE + 1);
   private final boolean splittable;
+  /** The largest id in the vocabulary or among the added tokens. */
+  private final int maxId;
 
   private HfTokenizer(HuggingFaceTokenizer tokenizer, String name, JsonNode json) {
     this.tokenizer = tokenizer;
@@ -80,6 +82,17 @@ final class HfTokenizer implements Tokenizer {
     Map<Character, String[]> frozen = new java.util.HashMap<>();
     grouped.forEach((k, v) -> frozen.put(k, v.toArray(String[]::new)));
     this.byFirstChar = Map.copyOf(frozen);
+    int max = -1;
+    for (JsonNode id : json.path("model").path("vocab")) {
+      max = Math.max(max, id.asInt(-1));
+    }
+    if (json.path("model").path("vocab").isArray()) { // Unigram: a list of [piece, score]
+      max = json.path("model").path("vocab").size() - 1;
+    }
+    for (JsonNode t : json.path("added_tokens")) {
+      max = Math.max(max, t.path("id").asInt(-1));
+    }
+    this.maxId = max;
     String described = json.path("pre_tokenizer").toString() + json.path("normalizer").toString();
     this.splittable = !described.contains("\"Metaspace\"") && !described.contains("\"Prepend\"");
   }
@@ -130,12 +143,22 @@ final class HfTokenizer implements Tokenizer {
     return out;
   }
 
+  /** The tokens of {@code text} with the tokenizer's post-processor ({@code add_special_tokens=True}). */
+  int[] encodeWithSpecialTokens(String text) {
+    long[] ids = tokenizer.encode(text, true, false).getIds();
+    int[] out = new int[ids.length];
+    for (int i = 0; i < ids.length; i++) {
+      out[i] = (int) ids[i];
+    }
+    return out;
+  }
+
   @Override
   public String decode(int[] tokenIds) {
     long[] ids = new long[tokenIds.length];
     for (int i = 0; i < ids.length; i++) {
-      if (tokenIds[i] < 0) {
-        throw new IllegalArgumentException("token id " + tokenIds[i] + " (expected: >= 0)");
+      if (tokenIds[i] < 0 || tokenIds[i] > maxId) {
+        throw new IllegalArgumentException("token id " + tokenIds[i] + " (expected: 0 to " + maxId + ")");
       }
       ids[i] = tokenIds[i];
     }

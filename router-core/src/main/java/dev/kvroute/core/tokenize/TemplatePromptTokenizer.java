@@ -28,8 +28,9 @@ import java.util.Objects;
  * messages, the generation prompt, and any message the template renders differently than last
  * time. Tokenizers whose pieces depend on their position are never cut (one chunk per prompt).
  *
- * <p>Completions and SGLang prompts: each text segment is one cached piece; token ids are used as
- * given.
+ * <p>Completions and SGLang prompts: each text segment is one cached piece, encoded with {@code
+ * add_special_tokens=True} as vLLM's {@code /v1/completions} and SGLang's {@code /generate} do by
+ * default (Llama 3 gets its {@code <|begin_of_text|>}); token ids are used as given.
  *
  * <p>Thread-safe.
  */
@@ -40,6 +41,8 @@ final class TemplatePromptTokenizer implements PromptTokenizer {
   private final HfTokenizer tokenizer;
   private final ChatTemplate template;
   private final Cache<TextHash, int[]> cache;
+  /** Completion and SGLang text prompts, encoded with special tokens (another key space). */
+  private final Cache<TextHash, int[]> prompts;
 
   TemplatePromptTokenizer(HfTokenizer tokenizer, ChatTemplate template, long maxCacheBytes) {
     this.tokenizer = Objects.requireNonNull(tokenizer, "tokenizer");
@@ -49,6 +52,12 @@ final class TemplatePromptTokenizer implements PromptTokenizer {
     }
     this.cache = Caffeine.newBuilder()
         .maximumWeight(maxCacheBytes)
+        .weigher((TextHash k, int[] v) ->
+            (int) Math.min(Integer.MAX_VALUE, 4L * v.length + CachingPromptTokenizer.PIECE_OVERHEAD_BYTES))
+        .executor(Runnable::run)
+        .build();
+    this.prompts = Caffeine.newBuilder()
+        .maximumWeight(maxCacheBytes / 4)
         .weigher((TextHash k, int[] v) ->
             (int) Math.min(Integer.MAX_VALUE, 4L * v.length + CachingPromptTokenizer.PIECE_OVERHEAD_BYTES))
         .executor(Runnable::run)
@@ -77,7 +86,8 @@ final class TemplatePromptTokenizer implements PromptTokenizer {
     }
     List<int[]> pieces = new ArrayList<>(segments.size());
     for (PromptSegment s : segments) {
-      pieces.add(s.isTokens() ? s.tokenIds() : cache.get(s.textHash(), k -> tokenizer.encode(s.text())));
+      pieces.add(s.isTokens() ? s.tokenIds()
+          : prompts.get(s.textHash(), k -> tokenizer.encodeWithSpecialTokens(s.text())));
     }
     return concat(pieces);
   }

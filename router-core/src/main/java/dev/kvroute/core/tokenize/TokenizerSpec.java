@@ -41,7 +41,7 @@ public record TokenizerSpec(Kind kind, String value) {
   public TokenizerSpec {
     Objects.requireNonNull(kind, "kind");
     if (value == null || value.isBlank()) {
-      throw new IllegalArgumentException("tokenizer: blank (expected an encoding name, hf:PATH or engine)");
+      throw new IllegalArgumentException("tokenizer: blank (expected: an encoding name, hf:PATH or engine)");
     }
   }
 
@@ -53,7 +53,7 @@ public record TokenizerSpec(Kind kind, String value) {
    */
   public static TokenizerSpec parse(String text) {
     if (text == null || text.isBlank()) {
-      throw new IllegalArgumentException("tokenizer: blank (expected an encoding name, hf:PATH or engine)");
+      throw new IllegalArgumentException("tokenizer: blank (expected: an encoding name, hf:PATH or engine)");
     }
     String s = text.strip();
     if (s.equalsIgnoreCase("engine")) {
@@ -62,7 +62,7 @@ public record TokenizerSpec(Kind kind, String value) {
     if (s.regionMatches(true, 0, "hf:", 0, 3)) {
       String path = s.substring(3);
       if (path.isBlank()) {
-        throw new IllegalArgumentException("tokenizer: " + s + " (expected hf:PATH, PATH a tokenizer.json "
+        throw new IllegalArgumentException("tokenizer: " + s + " (expected: hf:PATH, PATH a tokenizer.json "
             + "or the directory holding it)");
       }
       return new TokenizerSpec(Kind.HUGGINGFACE, path);
@@ -70,7 +70,7 @@ public record TokenizerSpec(Kind kind, String value) {
     String name = s.toLowerCase(Locale.ROOT);
     if (!name.equals("o200k_base") && !name.equals("cl100k_base") && !name.equals("p50k_base")
         && !name.equals("r50k_base") && !name.equals("p50k_edit")) {
-      throw new IllegalArgumentException("tokenizer: " + s + " (expected o200k_base, cl100k_base, "
+      throw new IllegalArgumentException("tokenizer: " + s + " (expected: o200k_base, cl100k_base, "
           + "p50k_base, r50k_base, hf:PATH or engine)");
     }
     return new TokenizerSpec(Kind.TIKTOKEN, name);

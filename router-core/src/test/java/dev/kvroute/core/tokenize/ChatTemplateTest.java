@@ -109,6 +109,14 @@ class ChatTemplateTest {
   }
 
   @Test
+  void aMessageThatLooksLikeJinjaIsRenderedAsText() {
+    // Jinjava re-renders a value holding {{ }} unless told not to; Jinja never does.
+    assertThat(render("{{ messages[0].content }}",
+        Map.of("messages", List.of(Map.of("role", "user", "content", "{{ 7 * 7 }} {% if true %}x{% endif %}")))))
+        .isEqualTo("{{ 7 * 7 }} {% if true %}x{% endif %}");
+  }
+
+  @Test
   void strftimeNowReadsTheInjectedClock() {
     assertThat(render("{{ strftime_now('%d %b %Y') }}")).isEqualTo("26 Jul 2024");
   }

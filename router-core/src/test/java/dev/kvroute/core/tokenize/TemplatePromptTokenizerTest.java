@@ -136,8 +136,8 @@ class TemplatePromptTokenizerTest {
     assertThat(TokenizerSpec.parse("engine").kind()).isEqualTo(TokenizerSpec.Kind.ENGINE);
     assertThat(TokenizerSpec.parse("hf:/x/y")).isEqualTo(new TokenizerSpec(TokenizerSpec.Kind.HUGGINGFACE, "/x/y"));
     assertThat(TokenizerSpec.parse(" O200K_BASE ")).isEqualTo(TokenizerSpec.DEFAULT);
-    assertThatThrownBy(() -> TokenizerSpec.parse("hf:")).hasMessageContaining("expected hf:PATH");
-    assertThatThrownBy(() -> TokenizerSpec.parse("gpt9")).hasMessageContaining("expected o200k_base");
+    assertThatThrownBy(() -> TokenizerSpec.parse("hf:")).hasMessageContaining("expected: hf:PATH");
+    assertThatThrownBy(() -> TokenizerSpec.parse("gpt9")).hasMessageContaining("expected: o200k_base");
   }
 
   private static String words(SplittableRandom random, int n) {

@@ -4,6 +4,7 @@ import com.fasterxml.jackson.annotation.JsonCreator;
 import com.fasterxml.jackson.annotation.JsonProperty;
 import java.net.URI;
 import java.net.URISyntaxException;
+import java.util.List;
 
 /**
  * One inference replica behind the router.
@@ -15,7 +16,8 @@ import java.net.URISyntaxException;
  *   - url: http://10.0.0.5:8000
  *     name: gpu-0              # optional; default "host:port"
  *     capacityTokens: 262144   # optional; default: read from the engine's /metrics
- *   - http://10.0.0.6:8000,name=gpu-1,capacityTokens=262144
+ *     models: [llama-3-8b, sql-lora]  # optional; default: discovered from its GET /v1/models
+ *   - http://10.0.0.6:8000,name=gpu-1,capacityTokens=262144,models=llama-3-8b|sql-lora
  * </pre>
  *
  * <p>Immutable and thread-safe.
@@ -27,12 +29,57 @@ import java.net.URISyntaxException;
  * @param capacityTokens the replica's KV cache capacity in tokens, bounding its view in the prefix
  *     index; {@code 0} means unknown: read {@code num_gpu_blocks × block_size} from its
  *     {@code vllm:cache_config_info} metric, else use {@code routing.defaultCapacityTokens}
+ * @param models the model and LoRA adapter names the replica serves; when given, they override what
+ *     its {@code GET /v1/models} says (nothing is discovered); empty means discover them
+ * @param kvEvents the engine's KV-event PUB endpoint ({@code tcp://HOST:PORT}, vLLM's
+ *     {@code --kv-events-config} {@code endpoint} as seen from the router), or {@code null}: in precise
+ *     mode {@code tcp://HOST:index.kvEventsPort}, in hybrid mode no events
+ * @param kvEventsReplay the engine's replay ROUTER endpoint ({@code replay_endpoint}), or {@code null}:
+ *     {@code tcp://HOST:index.kvEventsReplayPort} when that port is set, else no replay
  */
-public record BackendConfig(URI url, String name, long capacityTokens) {
+public record BackendConfig(URI url, String name, long capacityTokens, List<String> models, URI kvEvents,
+    URI kvEventsReplay) {
   /** The largest capacity accepted: 2^36 tokens, far beyond any engine's KV cache. */
   public static final long MAX_CAPACITY_TOKENS = 1L << 36;
 
+  /** A replica whose served models are discovered. */
+  public BackendConfig(URI url, String name, long capacityTokens) {
+    this(url, name, capacityTokens, List.of());
+  }
+
+  /** A replica without KV-event endpoints of its own. */
+  public BackendConfig(URI url, String name, long capacityTokens, List<String> models) {
+    this(url, name, capacityTokens, models, null, null);
+  }
+
+  private static void checkZmqEndpoint(String key, URI endpoint) {
+    if (endpoint == null) {
+      return;
+    }
+    boolean ok = "tcp".equalsIgnoreCase(endpoint.getScheme())
+        ? endpoint.getHost() != null && endpoint.getPort() >= 1 && endpoint.getPort() <= 65_535
+        : "ipc".equalsIgnoreCase(endpoint.getScheme()) || "inproc".equalsIgnoreCase(endpoint.getScheme());
+    if (!ok) {
+      throw new IllegalArgumentException(key + ": " + endpoint + " (expected: tcp://HOST:PORT, ipc://PATH or inproc://NAME)");
+    }
+  }
+
+  private static URI zmqEndpoint(String key, String value) {
+    try {
+      return new URI(value);
+    } catch (URISyntaxException e) {
+      throw new IllegalArgumentException(key + ": " + value + " (expected: tcp://HOST:PORT)");
+    }
+  }
+
   public BackendConfig {
+    models = List.copyOf(models == null ? List.of() : models);
+    for (String m : models) {
+      if (m == null || m.isBlank() || m.length() > 256 || m.chars().anyMatch(c -> c < 0x20 || c == 0x7f || c == '|' || c == ',')) {
+        throw new IllegalArgumentException("models: " + String.valueOf(m).replaceAll("\\p{Cntrl}", "?")
+            + " (expected: names of at most 256 characters, no control characters, '|' or ',')");
+      }
+    }
     Checks.notNull("url", url, "an http:// URL");
     if (!"http".equalsIgnoreCase(url.getScheme()) || url.getHost() == null) {
       throw new IllegalArgumentException("url: " + url + " (expected: an http://host[:port][/path] URL)");
@@ -57,14 +104,19 @@ public record BackendConfig(URI url, String name, long capacityTokens) {
     if (capacityTokens > MAX_CAPACITY_TOKENS) {
       throw new IllegalArgumentException("capacityTokens: " + capacityTokens + " (expected: <= " + MAX_CAPACITY_TOKENS + ")");
     }
+    checkZmqEndpoint("kvEvents", kvEvents);
+    checkZmqEndpoint("kvEventsReplay", kvEventsReplay);
   }
 
   @JsonCreator(mode = JsonCreator.Mode.PROPERTIES)
   static BackendConfig fromYaml(
       @JsonProperty("url") URI url,
       @JsonProperty("name") String name,
-      @JsonProperty("capacityTokens") Long capacityTokens) {
-    return new BackendConfig(url, name, capacityTokens == null ? 0 : capacityTokens);
+      @JsonProperty("capacityTokens") Long capacityTokens,
+      @JsonProperty("models") List<String> models,
+      @JsonProperty("kvEvents") URI kvEvents,
+      @JsonProperty("kvEventsReplay") URI kvEventsReplay) {
+    return new BackendConfig(url, name, capacityTokens == null ? 0 : capacityTokens, models, kvEvents, kvEventsReplay);
   }
 
   /** A backend at {@code url} with the default name and capacity discovered from the engine. */
@@ -73,7 +125,7 @@ public record BackendConfig(URI url, String name, long capacityTokens) {
   }
 
   /**
-   * Parses the one-line form {@code URL[,name=NAME][,capacityTokens=N]}.
+   * Parses the one-line form {@code URL[,name=NAME][,capacityTokens=N][,models=A|B]}.
    *
    * @throws IllegalArgumentException naming the part that is wrong
    */
@@ -88,6 +140,9 @@ public record BackendConfig(URI url, String name, long capacityTokens) {
     }
     String name = null;
     long capacity = 0;
+    List<String> models = List.of();
+    URI kvEvents = null;
+    URI kvEventsReplay = null;
     for (int i = 1; i < parts.length; i++) {
       String part = parts[i].trim();
       int eq = part.indexOf('=');
@@ -104,12 +159,21 @@ public record BackendConfig(URI url, String name, long capacityTokens) {
             throw new IllegalArgumentException("capacityTokens: " + value + " (expected: a whole number >= 0)");
           }
           break;
+        case "models":
+          models = java.util.Arrays.stream(value.split("\\|")).map(String::trim).toList();
+          break;
+        case "kvEvents":
+          kvEvents = zmqEndpoint(key, value);
+          break;
+        case "kvEventsReplay":
+          kvEventsReplay = zmqEndpoint(key, value);
+          break;
         default:
-          throw new IllegalArgumentException(
-              "backend: " + spec + " (expected: URL[,name=NAME][,capacityTokens=N])");
+          throw new IllegalArgumentException("backend: " + spec
+              + " (expected: URL[,name=NAME][,capacityTokens=N][,models=A|B][,kvEvents=tcp://HOST:PORT][,kvEventsReplay=tcp://HOST:PORT])");
       }
     }
-    return new BackendConfig(url, name, capacity);
+    return new BackendConfig(url, name, capacity, models, kvEvents, kvEventsReplay);
   }
 
   /** The host to connect to. */
@@ -147,6 +211,9 @@ public record BackendConfig(URI url, String name, long capacityTokens) {
   /** The one-line form accepted by {@link #parse}. */
   @Override
   public String toString() {
-    return url + ",name=" + name + (capacityTokens > 0 ? ",capacityTokens=" + capacityTokens : "");
+    return url + ",name=" + name + (capacityTokens > 0 ? ",capacityTokens=" + capacityTokens : "")
+        + (models.isEmpty() ? "" : ",models=" + String.join("|", models))
+        + (kvEvents != null ? ",kvEvents=" + kvEvents : "")
+        + (kvEventsReplay != null ? ",kvEventsReplay=" + kvEventsReplay : "");
   }
 }

@@ -44,6 +44,9 @@ import java.util.Set;
  * @param pool upstream connection pools
  * @param writeBuffer channel write-buffer water marks (backpressure)
  * @param api which engine paths API clients may reach (the allow-list)
+ * @param models model discovery, aliases and the context-length bound (see {@link ModelsConfig})
+ * @param admission per-backend concurrency limits and the router's queue (overload)
+ * @param index where the prefix index learns what engines cache: prediction, KV events, or both
  * @param discovery backends discovered from Kubernetes besides {@code backends} (see {@link DiscoveryConfig})
  */
 public record ProxyConfig(
@@ -63,6 +66,9 @@ public record ProxyConfig(
     PoolConfig pool,
     WriteBufferConfig writeBuffer,
     ApiConfig api,
+    ModelsConfig models,
+    AdmissionConfig admission,
+    IndexConfig index,
     DiscoveryConfig discovery) {
 
   public ProxyConfig {
@@ -82,6 +88,9 @@ public record ProxyConfig(
     Checks.notNull("pool", pool, "a pool section");
     Checks.notNull("writeBuffer", writeBuffer, "a writeBuffer section");
     Checks.notNull("api", api, "an api section");
+    Checks.notNull("models", models, "a models section");
+    Checks.notNull("admission", admission, "an admission section");
+    Checks.notNull("index", index, "an index section");
     discovery = discovery == null ? DiscoveryConfig.off() : discovery;
     Set<String> names = new HashSet<>();
     for (BackendConfig b : backends) {
@@ -114,13 +123,16 @@ public record ProxyConfig(
         PoolConfig.defaults(),
         WriteBufferConfig.defaults(),
         ApiConfig.defaults(),
+        ModelsConfig.defaults(),
+        AdmissionConfig.defaults(),
+        IndexConfig.defaults(),
         DiscoveryConfig.off());
   }
 
   /** A copy listening on {@code port} ({@code 0}: ephemeral). */
   public ProxyConfig withPort(int port) {
     return new ProxyConfig(bind, port, backends, mockBackends, eventLoopThreads, policy, routing, admin,
-        timeouts, limits, retries, circuitBreaker, healthCheck, pool, writeBuffer, api, discovery);
+        timeouts, limits, retries, circuitBreaker, healthCheck, pool, writeBuffer, api, models, admission, index, discovery);
   }
 
   /** A copy with the admin API on {@code port} ({@code 0}: ephemeral, {@code -1}: disabled). */
@@ -136,7 +148,7 @@ public record ProxyConfig(
   /** A copy with {@code policy}. */
   public ProxyConfig withPolicy(PolicyConfig policy) {
     return new ProxyConfig(bind, port, backends, mockBackends, eventLoopThreads, policy, routing, admin,
-        timeouts, limits, retries, circuitBreaker, healthCheck, pool, writeBuffer, api, discovery);
+        timeouts, limits, retries, circuitBreaker, healthCheck, pool, writeBuffer, api, models, admission, index, discovery);
   }
 
   /** A copy with these backends (default names, capacity read from the engines). */
@@ -151,19 +163,19 @@ public record ProxyConfig(
   /** A copy with {@code backends}. */
   public ProxyConfig withBackends(List<BackendConfig> backends) {
     return new ProxyConfig(bind, port, backends, mockBackends, eventLoopThreads, policy, routing, admin,
-        timeouts, limits, retries, circuitBreaker, healthCheck, pool, writeBuffer, api, discovery);
+        timeouts, limits, retries, circuitBreaker, healthCheck, pool, writeBuffer, api, models, admission, index, discovery);
   }
 
   /** A copy that starts {@code n} bundled mock engines (requires no configured backends). */
   public ProxyConfig withMockBackends(int n) {
     return new ProxyConfig(bind, port, backends, n, eventLoopThreads, policy, routing, admin,
-        timeouts, limits, retries, circuitBreaker, healthCheck, pool, writeBuffer, api, discovery);
+        timeouts, limits, retries, circuitBreaker, healthCheck, pool, writeBuffer, api, models, admission, index, discovery);
   }
 
   /** A copy with {@code routing}. */
   public ProxyConfig withRouting(RoutingConfig routing) {
     return new ProxyConfig(bind, port, backends, mockBackends, eventLoopThreads, policy, routing, admin,
-        timeouts, limits, retries, circuitBreaker, healthCheck, pool, writeBuffer, api, discovery);
+        timeouts, limits, retries, circuitBreaker, healthCheck, pool, writeBuffer, api, models, admission, index, discovery);
   }
 
   /** A copy fit to show: the admin token, if any, replaced by {@code REDACTED}. */
@@ -174,66 +186,84 @@ public record ProxyConfig(
   /** A copy with {@code admin}. */
   public ProxyConfig withAdmin(AdminConfig admin) {
     return new ProxyConfig(bind, port, backends, mockBackends, eventLoopThreads, policy, routing, admin,
-        timeouts, limits, retries, circuitBreaker, healthCheck, pool, writeBuffer, api, discovery);
+        timeouts, limits, retries, circuitBreaker, healthCheck, pool, writeBuffer, api, models, admission, index, discovery);
   }
 
   /** A copy with {@code timeouts}. */
   public ProxyConfig withTimeouts(TimeoutConfig timeouts) {
     return new ProxyConfig(bind, port, backends, mockBackends, eventLoopThreads, policy, routing, admin,
-        timeouts, limits, retries, circuitBreaker, healthCheck, pool, writeBuffer, api, discovery);
+        timeouts, limits, retries, circuitBreaker, healthCheck, pool, writeBuffer, api, models, admission, index, discovery);
   }
 
   /** A copy with {@code limits}. */
   public ProxyConfig withLimits(LimitConfig limits) {
     return new ProxyConfig(bind, port, backends, mockBackends, eventLoopThreads, policy, routing, admin,
-        timeouts, limits, retries, circuitBreaker, healthCheck, pool, writeBuffer, api, discovery);
+        timeouts, limits, retries, circuitBreaker, healthCheck, pool, writeBuffer, api, models, admission, index, discovery);
   }
 
   /** A copy with {@code retries}. */
   public ProxyConfig withRetries(RetryConfig retries) {
     return new ProxyConfig(bind, port, backends, mockBackends, eventLoopThreads, policy, routing, admin,
-        timeouts, limits, retries, circuitBreaker, healthCheck, pool, writeBuffer, api, discovery);
+        timeouts, limits, retries, circuitBreaker, healthCheck, pool, writeBuffer, api, models, admission, index, discovery);
   }
 
   /** A copy with {@code circuitBreaker}. */
   public ProxyConfig withCircuitBreaker(CircuitBreakerConfig circuitBreaker) {
     return new ProxyConfig(bind, port, backends, mockBackends, eventLoopThreads, policy, routing, admin,
-        timeouts, limits, retries, circuitBreaker, healthCheck, pool, writeBuffer, api, discovery);
+        timeouts, limits, retries, circuitBreaker, healthCheck, pool, writeBuffer, api, models, admission, index, discovery);
   }
 
   /** A copy with {@code healthCheck}. */
   public ProxyConfig withHealthCheck(HealthCheckConfig healthCheck) {
     return new ProxyConfig(bind, port, backends, mockBackends, eventLoopThreads, policy, routing, admin,
-        timeouts, limits, retries, circuitBreaker, healthCheck, pool, writeBuffer, api, discovery);
+        timeouts, limits, retries, circuitBreaker, healthCheck, pool, writeBuffer, api, models, admission, index, discovery);
   }
 
   /** A copy with {@code pool}. */
   public ProxyConfig withPool(PoolConfig pool) {
     return new ProxyConfig(bind, port, backends, mockBackends, eventLoopThreads, policy, routing, admin,
-        timeouts, limits, retries, circuitBreaker, healthCheck, pool, writeBuffer, api, discovery);
+        timeouts, limits, retries, circuitBreaker, healthCheck, pool, writeBuffer, api, models, admission, index, discovery);
   }
 
   /** A copy with {@code writeBuffer}. */
   public ProxyConfig withWriteBuffer(WriteBufferConfig writeBuffer) {
     return new ProxyConfig(bind, port, backends, mockBackends, eventLoopThreads, policy, routing, admin,
-        timeouts, limits, retries, circuitBreaker, healthCheck, pool, writeBuffer, api, discovery);
+        timeouts, limits, retries, circuitBreaker, healthCheck, pool, writeBuffer, api, models, admission, index, discovery);
+  }
+
+  /** A copy with {@code models}. */
+  public ProxyConfig withModels(ModelsConfig models) {
+    return new ProxyConfig(bind, port, backends, mockBackends, eventLoopThreads, policy, routing, admin,
+        timeouts, limits, retries, circuitBreaker, healthCheck, pool, writeBuffer, api, models, admission, index, discovery);
+  }
+
+  /** A copy with {@code admission}. */
+  public ProxyConfig withAdmission(AdmissionConfig admission) {
+    return new ProxyConfig(bind, port, backends, mockBackends, eventLoopThreads, policy, routing, admin,
+        timeouts, limits, retries, circuitBreaker, healthCheck, pool, writeBuffer, api, models, admission, index, discovery);
   }
 
   /** A copy with {@code eventLoopThreads} ({@code 0}: Netty's default). */
   public ProxyConfig withEventLoopThreads(int eventLoopThreads) {
     return new ProxyConfig(bind, port, backends, mockBackends, eventLoopThreads, policy, routing, admin,
-        timeouts, limits, retries, circuitBreaker, healthCheck, pool, writeBuffer, api, discovery);
+        timeouts, limits, retries, circuitBreaker, healthCheck, pool, writeBuffer, api, models, admission, index, discovery);
   }
 
   /** A copy with {@code api} (the engine paths API clients may reach). */
   public ProxyConfig withApi(ApiConfig api) {
     return new ProxyConfig(bind, port, backends, mockBackends, eventLoopThreads, policy, routing, admin,
-        timeouts, limits, retries, circuitBreaker, healthCheck, pool, writeBuffer, api, discovery);
+        timeouts, limits, retries, circuitBreaker, healthCheck, pool, writeBuffer, api, models, admission, index, discovery);
+  }
+
+  /** A copy with {@code index}. */
+  public ProxyConfig withIndex(IndexConfig index) {
+    return new ProxyConfig(bind, port, backends, mockBackends, eventLoopThreads, policy, routing, admin,
+        timeouts, limits, retries, circuitBreaker, healthCheck, pool, writeBuffer, api, models, admission, index, discovery);
   }
 
   /** A copy discovering backends as {@code discovery} says ({@link DiscoveryConfig#off()}: none). */
   public ProxyConfig withDiscovery(DiscoveryConfig discovery) {
     return new ProxyConfig(bind, port, backends, mockBackends, eventLoopThreads, policy, routing, admin,
-        timeouts, limits, retries, circuitBreaker, healthCheck, pool, writeBuffer, api, discovery);
+        timeouts, limits, retries, circuitBreaker, healthCheck, pool, writeBuffer, api, models, admission, index, discovery);
   }
 }

@@ -9,29 +9,48 @@ package dev.kvroute.proxy.config;
  *     {@code user} field is used
  * @param sessionField body field carrying the session key when the header is absent; a dotted path
  *     reaches into objects (e.g. {@code metadata.session_id}). Default {@code user}
- * @param tokenizer jtokkit encoding used to tokenize prompts: {@code o200k_base} (default) or
- *     {@code cl100k_base}
+ * @param tokenizer how prompts are tokenized for every model without an entry in {@code tokenizers}:
+ *     a jtokkit encoding ({@code o200k_base}, the default, or {@code cl100k_base}), {@code hf:PATH}
+ *     (the model's tokenizer.json and chat template: the engine's exact tokens) or {@code engine}
+ *     (the engine's {@code /tokenize}); see {@code TokenizerSpec}
  * @param pageSizeTokens prefix-index page size in tokens; match the engines' KV block size (vLLM: 16)
  * @param defaultCapacityTokens KV capacity assumed for a backend whose capacity is neither configured
  *     nor readable from its {@code /metrics}
+ * @param tokenizers the tokenizer of each model by name (the request's {@code model}), same forms as
+ *     {@code tokenizer}; empty by default
  */
 public record RoutingConfig(
     String sessionHeader,
     String sessionField,
     String tokenizer,
     int pageSizeTokens,
-    long defaultCapacityTokens) {
+    long defaultCapacityTokens,
+    java.util.Map<String, String> tokenizers) {
 
   public RoutingConfig {
     Checks.nonBlank("sessionHeader", sessionHeader);
     Checks.nonBlank("sessionField", sessionField);
     Checks.nonBlank("tokenizer", tokenizer);
+    spec("tokenizer", tokenizer);
+    tokenizers = tokenizers == null ? java.util.Map.of() : java.util.Map.copyOf(tokenizers);
+    for (java.util.Map.Entry<String, String> e : tokenizers.entrySet()) {
+      spec("tokenizers." + e.getKey(), e.getValue());
+    }
     Checks.range("pageSizeTokens", pageSizeTokens, 1, 4096);
     Checks.positive("defaultCapacityTokens", defaultCapacityTokens);
   }
 
   /** {@code x-session-id}, {@code user}, {@code o200k_base}, 16-token pages, 524288 tokens per backend. */
   public static RoutingConfig defaults() {
-    return new RoutingConfig("x-session-id", "user", "o200k_base", 16, 524_288);
+    return new RoutingConfig("x-session-id", "user", "o200k_base", 16, 524_288, java.util.Map.of());
+  }
+
+  private static void spec(String field, String value) {
+    try {
+      dev.kvroute.core.tokenize.TokenizerSpec.parse(value);
+    } catch (IllegalArgumentException e) {
+      throw new ConfigException("routing." + field + ": " + value
+          + " (expected: o200k_base, cl100k_base, p50k_base, r50k_base, hf:PATH or engine)");
+    }
   }
 }

@@ -120,4 +120,38 @@ final class ConfigLoaderTest {
     assertThat(p.loadMeasure()).isEqualTo("prefilling");
     assertThat(p.seed()).isEqualTo(7);
   }
+
+  @Test
+  void indexModeAndKvEventEndpointsFromYamlAndFlags() {
+    String yaml = String.join("\n",
+        "index:",
+        "  mode: hybrid",
+        "  kvEventsReplayPort: 5558",
+        "  speculativeTtl: 500ms",
+        "backends:",
+        "  - url: http://10.0.0.5:8000",
+        "    kvEvents: tcp://10.0.0.5:6000",
+        "  - http://10.0.0.6:8000,kvEvents=tcp://10.0.0.6:6001,kvEventsReplay=tcp://10.0.0.6:6002",
+        "");
+    ProxyConfig c = ConfigLoader.parse(yaml, Map.of("index.staleAfter", "10s"));
+    assertThat(c.index().mode()).isEqualTo("hybrid");
+    assertThat(c.index().kvEventsReplayPort()).isEqualTo(5558);
+    assertThat(c.index().speculativeTtl()).isEqualTo(java.time.Duration.ofMillis(500));
+    assertThat(c.index().staleAfter()).isEqualTo(java.time.Duration.ofSeconds(10));
+    assertThat(c.backends().get(0).kvEvents()).hasToString("tcp://10.0.0.5:6000");
+    assertThat(c.backends().get(0).kvEventsReplay()).isNull();
+    assertThat(c.backends().get(1).kvEventsReplay()).hasToString("tcp://10.0.0.6:6002");
+    assertThat(ConfigLoader.parse(ConfigLoader.toYaml(c), Map.of())).isEqualTo(c);
+  }
+
+  @Test
+  void badIndexSettingsSayWhatWasExpected() {
+    assertThatThrownBy(() -> ConfigLoader.parse("index:\n  mode: exact\n", Map.of()))
+        .isInstanceOf(ConfigException.class)
+        .hasMessage("index.mode: exact (expected: approximate, precise or hybrid)");
+    assertThatThrownBy(() -> BackendConfig.parse("http://10.0.0.5:8000,kvEvents=http://10.0.0.5:5557"))
+        .hasMessageContaining("kvEvents: http://10.0.0.5:5557 (expected: tcp://HOST:PORT");
+    assertThatThrownBy(() -> ConfigLoader.parse("index:\n  staleAfter: 0s\n", Map.of()))
+        .hasMessage("index.staleAfter: 0s (expected: > 0)");
+  }
 }
