@@ -72,7 +72,7 @@ final class ModelCatalog {
 
     /** The prefix-index namespace of the request's pages. */
     long namespace() {
-      return base == null && adapter == null ? 0L : PrefixIndex.namespace(base, adapter);
+      return PrefixIndex.namespace(adapter);
     }
 
     /** The model as a bounded metric label: a served (configured or discovered) name, else "other". */

@@ -211,7 +211,7 @@ final class LongPromptStallIT {
       text.append(words[random.nextInt(words.length)]).append(random.nextInt(100)).append(' ');
     }
     text.setLength(PROMPT_CHARS);
-    return "{\"model\":\"kvroute/mock-llm\",\"max_tokens\":2,\"messages\":[{\"role\":\"user\",\"content\":\""
+    return "{\"model\":\"" + FakeBackend.DEFAULT_MODEL + "\",\"max_tokens\":2,\"messages\":[{\"role\":\"user\",\"content\":\""
         + text + "\"}]}";
   }
 }

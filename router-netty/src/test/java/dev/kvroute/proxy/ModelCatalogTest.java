@@ -68,7 +68,7 @@ class ModelCatalogTest {
     assertThat(sql.serving()).containsExactlyInAnyOrder(b.id(), unread.id());
     assertThat(sql.base()).isEqualTo("model-b");
     assertThat(sql.adapter()).isEqualTo("sql");
-    assertThat(sql.namespace()).isEqualTo(PrefixIndex.namespace("model-b", "sql"));
+    assertThat(sql.namespace()).isEqualTo(PrefixIndex.namespace("sql"));
     assertThat(sql.unknown()).isFalse();
     assertThat(sql.maxModelLen()).isEqualTo(-1); // the unread backend's context is unknown
     assertThat(sql.label()).isEqualTo("sql");
@@ -86,7 +86,7 @@ class ModelCatalogTest {
     Backend b1 = backend("b1", parse(VLLM_B));
     ModelCatalog.Resolved r = catalog.resolve(chat(null, "hi", 8), () -> new byte[0], List.of(b0, b1));
     assertThat(r.serving()).containsExactlyInAnyOrder(BackendId.of("b0"), BackendId.of("b1"));
-    assertThat(r.namespace()).isEqualTo(PrefixIndex.namespace("model-b", null));
+    assertThat(r.namespace()).isEqualTo(PrefixIndex.namespace(null));
     assertThat(r.label()).isEqualTo("none");
   }
 

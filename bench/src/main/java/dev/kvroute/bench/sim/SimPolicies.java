@@ -289,7 +289,7 @@ public record SimPolicies(PolicyConfig config, long seed, boolean indexReplies, 
       for (int i : candidates) {
         ids.add(backends.get(i));
       }
-      long namespace = PrefixIndex.namespace(model.base(), model.adapter());
+      long namespace = PrefixIndex.namespace(model.adapter());
       RouterCore.Routed r = core.route(view, namespace, ids);
       return new Routed(
           replicas.get(r.decision().backend()), r.promptTokens(), r.lease(), r.decision().rule(),

@@ -127,13 +127,13 @@ final class PreciseView {
     return (medium == null || KvEvent.MEDIUM_GPU.equalsIgnoreCase(medium)) && groupIdx <= 0;
   }
 
-  /** The chain root of a prompt's first page: the router's own for the base model, salted per adapter. */
+  /**
+   * The chain root of a prompt's first page: the router's own for the base model, or for adapter
+   * {@code loraName} its namespace's ({@link PrefixIndex#namespace}), so that event-fed pages and a
+   * request's prompt hash alike.
+   */
   static long root(String loraName) {
-    if (loraName == null) {
-      return PageHash.ROOT;
-    }
-    byte[] utf8 = loraName.getBytes(StandardCharsets.UTF_8);
-    return PageHash.xxh64(utf8, PageHash.ROOT ^ 0x4c6f5241L);
+    return PageHash.root(PrefixIndex.namespace(loraName));
   }
 
   private static long orphanRoot(long parentEngineHash) {

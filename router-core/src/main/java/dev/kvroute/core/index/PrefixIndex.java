@@ -106,19 +106,21 @@ public interface PrefixIndex {
   }
 
   /**
-   * The namespace of requests for base model {@code model} with LoRA adapter {@code adapter}: a
-   * 64-bit XXH64 of their UTF-8 names, never {@code 0}; {@code 0} when both are {@code null} (the
-   * default namespace). Stateless and thread-safe.
+   * The namespace of requests for LoRA adapter {@code adapter}: a 64-bit XXH64 of its UTF-8 name, never
+   * {@code 0}; {@code 0} (the default namespace) for a base model. The base model's name does not enter,
+   * as it does not enter vLLM's block hashes (their extra keys name the adapter): an engine serves one
+   * base model, whose served names (aliases) share its cache, and the candidates of a request are
+   * already the backends serving its model, so base models need no namespace of their own. The
+   * precise view roots the chains it learns from KV events ({@code lora_name}) the same way.
+   * Stateless and thread-safe.
    *
-   * @param model the base model's served name, or {@code null}
    * @param adapter the LoRA adapter's name, or {@code null} for the base model
    */
-  static long namespace(String model, String adapter) {
-    if (model == null && adapter == null) {
+  static long namespace(String adapter) {
+    if (adapter == null) {
       return 0L;
     }
-    String key = (model == null ? "" : model) + '\u0000' + (adapter == null ? "" : adapter);
-    long h = PageHash.xxh64(key.getBytes(java.nio.charset.StandardCharsets.UTF_8), PageHash.ROOT);
+    long h = PageHash.xxh64(adapter.getBytes(java.nio.charset.StandardCharsets.UTF_8), PageHash.ROOT);
     return h == 0 ? 1 : h;
   }
 

@@ -15,31 +15,35 @@ class PrefixIndexNamespaceTest {
   private final AtomicLong clock = new AtomicLong();
   private final CheckedPrefixIndex index = new CheckedPrefixIndex(PAGE, clock::incrementAndGet);
 
-  private static final long BASE = PrefixIndex.namespace("model-b", null);
-  private static final long X = PrefixIndex.namespace("model-b", "adapter-x");
-  private static final long Y = PrefixIndex.namespace("model-b", "adapter-y");
+  private static final long X = PrefixIndex.namespace("adapter-x");
+  private static final long Y = PrefixIndex.namespace("adapter-y");
 
   private static int[] tokens(int n) {
     return IntStream.range(0, n).map(i -> i * 7 + 3).toArray();
   }
 
   @Test
-  void namespacesAreDistinctNonZeroAndTheDefaultIsZero() {
-    assertThat(PrefixIndex.namespace(null, null)).isZero();
-    assertThat(new long[] {BASE, X, Y}).doesNotContain(0L).doesNotHaveDuplicates();
-    assertThat(PrefixIndex.namespace("model-b", "adapter-x")).isEqualTo(X);
-    // the separator keeps ("ab", "c") apart from ("a", "bc")
-    assertThat(PrefixIndex.namespace("ab", "c")).isNotEqualTo(PrefixIndex.namespace("a", "bc"));
+  void adapterNamespacesAreDistinctNonZeroAndTheBaseModelsIsTheDefault() {
+    // vLLM's block hashes carry the adapter, not the model: base models share the default namespace
+    assertThat(PrefixIndex.namespace(null)).isZero();
+    assertThat(new long[] {X, Y}).doesNotContain(0L).doesNotHaveDuplicates();
+    assertThat(PrefixIndex.namespace("adapter-x")).isEqualTo(X);
   }
 
   @Test
-  void pagesCachedUnderAdapterXAreNeverHitsForAdapterYTheBaseOrTheDefault() {
+  void eventFedPagesOfAnAdapterRootWhereTheRoutersPromptsOfThatAdapterDo() {
+    // the regression: the precise view rooted adapters (and named models) elsewhere than prompts
+    assertThat(PreciseView.root("adapter-x")).isEqualTo(PageHash.root(X));
+    assertThat(PreciseView.root(null)).isEqualTo(PageHash.root(0)).isEqualTo(PageHash.ROOT);
+  }
+
+  @Test
+  void pagesCachedUnderAdapterXAreNeverHitsForAdapterYOrTheBaseModel() {
     index.addBackend(A, 10_000);
     int[] prompt = tokens(160);
     index.insert(A, index.prompt(prompt, X));
     assertThat(index.match(index.prompt(prompt, X)).matched(A)).isEqualTo(160);
     assertThat(index.match(index.prompt(prompt, Y)).matched(A)).isZero();
-    assertThat(index.match(index.prompt(prompt, BASE)).matched(A)).isZero();
     assertThat(index.match(prompt).matched(A)).isZero();
     index.checkInvariants();
   }
