@@ -67,7 +67,7 @@ public final class LoadtestCommand implements Callable<Integer> {
   @Option(names = "--no-warm-up", description = "Skip the short warm-up before the first measured run (against --target with prompts disjoint from the measured ones; mooncake without --target on a throwaway fleet).")
   boolean noWarmUp;
 
-  @Option(names = "--time-scale", paramLabel = "K|auto", description = "The engines' time scale: model seconds per wall second (1 for a real fleet), or auto: read from the mock engines' kvroute_mock_time_scale (1 for engines that do not export it) (default: ${DEFAULT-VALUE}).")
+  @Option(names = "--time-scale", paramLabel = "K|auto", description = "The engines' time scale: model seconds per wall second (1 for a real fleet), or auto: read from the mock engines' kvroute_mock_time_scale (1 for engines that do not export it, and for a bundled fleet without --target) (default: ${DEFAULT-VALUE}).")
   String timeScale = "auto";
 
   @Option(names = "--max-lag", paramLabel = "SECONDS", description = "Clock lag (model seconds) beyond which the report calls the run not trustworthy: the engines' timer lag, the driver's send lag, the router and client path (default: ${DEFAULT-VALUE}).")
@@ -109,9 +109,7 @@ public final class LoadtestCommand implements Callable<Integer> {
       if (target != null) {
         k = engineTimeScale(engines, k);
       } else if (Double.isNaN(k)) {
-        System.err.println("kvroute loadtest: --time-scale auto reads the engines' scale: give --target and --engines,"
-            + " or a number (kvroute demo --time-scale auto measures this machine)");
-        return 2;
+        k = 1; // a bundled fleet (mooncake without --target) runs at the given scale, by default 1
       }
     } catch (IllegalArgumentException e) {
       System.err.println("kvroute loadtest: " + e.getMessage());
