@@ -32,6 +32,10 @@ import picocli.CommandLine.Spec;
  * <p>Every option has a flag here and a key in the YAML file ({@code --config}); flags win over the
  * file, the file over the defaults. {@code docs/configuration.md} documents the file.
  *
+ * <p>About 600 lines, as one unit: nearly all of it is the flag declarations, one per configuration
+ * key, which picocli needs on one command object; the logic is the small overlay of flags onto the
+ * loaded file ({@code overrides()}) and the start-up.
+ *
  * <p>Not thread-safe (a picocli command object).
  */
 @Command(
