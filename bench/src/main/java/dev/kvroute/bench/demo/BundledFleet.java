@@ -59,6 +59,17 @@ public final class BundledFleet implements AutoCloseable {
   public static BundledFleet start(
       FleetSpec fleet, EngineConfig engine, String policy, SimPolicies policies, double timeScale,
       PromptTokenizer tokenizer) {
+    return start(fleet, engine, policy, policies, timeScale, tokenizer, null);
+  }
+
+  /**
+   * As {@link #start(FleetSpec, EngineConfig, String, SimPolicies, double, PromptTokenizer)}, with the
+   * router's admission control configured as {@code admission} ({@code null}: off, as in the
+   * agreement runs).
+   */
+  public static BundledFleet start(
+      FleetSpec fleet, EngineConfig engine, String policy, SimPolicies policies, double timeScale,
+      PromptTokenizer tokenizer, dev.kvroute.proxy.config.AdmissionConfig admission) {
     MockEngineOptions options =
         MockEngineOptions.builder()
             .host(LOOPBACK)
@@ -77,6 +88,9 @@ public final class BundledFleet implements AutoCloseable {
                 URI.create(engines.urls().get(i)), SimPolicies.backendId(i).name(), fleet.kvCapacityTokens()));
       }
       ProxyConfig config = routerConfig(policy, backends);
+      if (admission != null) {
+        config = config.withAdmission(admission);
+      }
       RouterCore core = policies.core(policy, fleet.blockSizeTokens(), tokenizer, Ticker.system());
       KvrouteServer router = KvrouteServer.start(config, core);
       return new BundledFleet(engines, router);
