@@ -348,9 +348,11 @@ final class ProxyMetrics implements AutoCloseable {
     Gauge.builder("kvroute.index.memory", core, c -> c.index().estimatedBytes())
         .description("Estimated heap bytes held by the prefix index")
         .baseUnit("bytes").register(registry);
-    Gauge.builder("kvroute.upstream.idle.connections", pool, UpstreamPool::idleCount)
-        .description("Idle pooled upstream connections")
-        .baseUnit("connections").register(registry);
+    if (pool != null) { // none in the endpoint picker, which forwards nothing itself
+      Gauge.builder("kvroute.upstream.idle.connections", pool, UpstreamPool::idleCount)
+          .description("Idle pooled upstream connections")
+          .baseUnit("connections").register(registry);
+    }
   }
 
   /** Unregisters the GC notification listeners; the registry itself needs no closing. */

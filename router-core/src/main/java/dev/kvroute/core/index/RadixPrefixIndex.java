@@ -91,6 +91,8 @@ final class RadixPrefixIndex implements PrefixIndex {
   private final Map<BackendId, RecencyView> views = new HashMap<>();
   private RecencyView[] byOrdinal = new RecencyView[64];
   private long[] registered = new long[1];
+  /** Every backend's ordinal: an immutable snapshot, replaced when a backend is added or removed. */
+  private Map<BackendId, Integer> ordinals = Map.of();
 
   private long lastNanos = Long.MIN_VALUE;
   private long corrections; // pages evicted by engine reports (guarded by the write lock)
@@ -126,6 +128,7 @@ final class RadixPrefixIndex implements PrefixIndex {
         view = new RecencyView(backend, allocateOrdinal());
         views.put(backend, view);
         byOrdinal[view.ordinal] = view;
+        snapshotOrdinals();
       }
       view.capacityPages = (int) capacityPages;
       settle(view);
@@ -148,6 +151,7 @@ final class RadixPrefixIndex implements PrefixIndex {
       dropHoldings(view);
       byOrdinal[view.ordinal] = null;
       registered[view.ordinal >>> 6] &= ~(1L << view.ordinal);
+      snapshotOrdinals();
     } finally {
       lock.unlockWrite(stamp);
     }
@@ -170,6 +174,14 @@ final class RadixPrefixIndex implements PrefixIndex {
     } finally {
       lock.unlockWrite(stamp);
     }
+  }
+
+  private void snapshotOrdinals() {
+    Map<BackendId, Integer> m = new HashMap<>();
+    for (RecencyView v : views.values()) {
+      m.put(v.id, v.ordinal);
+    }
+    ordinals = Map.copyOf(m);
   }
 
   /** Clears {@code view}'s holder bit on every page it holds and frees the pages nobody holds now. */
@@ -243,13 +255,10 @@ final class RadixPrefixIndex implements PrefixIndex {
           matchedPages[(i << 6) + Long.numberOfTrailingZeros(rest)] = depth;
         }
       }
-      @SuppressWarnings({"unchecked", "rawtypes"})
-      Map.Entry<BackendId, Integer>[] entries = new Map.Entry[views.size()];
-      int n = 0;
-      for (RecencyView view : views.values()) {
-        entries[n++] = Map.entry(view.id, matchedPages[view.ordinal] * pageSize);
+      for (int i = 0; i < matchedPages.length; i++) {
+        matchedPages[i] *= pageSize; // now tokens; unregistered ordinals stay 0 and are not listed
       }
-      return new PrefixMatch(p.tokens().length, Map.ofEntries(entries));
+      return new PrefixMatch(p.tokens().length, new OrdinalMatch(ordinals, matchedPages));
     } finally {
       lock.unlockRead(stamp);
     }
