@@ -82,7 +82,7 @@ public final class InferencePools {
   }
 
   /** {@code spec.selector.matchLabels} as a label selector ({@code k1=v1,k2=v2}, keys sorted). */
-  static String selector(GenericKubernetesResource pool) {
+  public static String selector(GenericKubernetesResource pool) {
     Map<String, Object> labels = pool.get("spec", "selector", "matchLabels");
     if (labels == null || labels.isEmpty()) {
       throw new IllegalStateException("InferencePool " + pool.getMetadata().getName()
@@ -99,7 +99,7 @@ public final class InferencePools {
   }
 
   /** The first of {@code spec.targetPorts[].number}. */
-  static String port(GenericKubernetesResource pool) {
+  public static String port(GenericKubernetesResource pool) {
     List<Map<String, Object>> ports = pool.get("spec", "targetPorts");
     if (ports == null || ports.isEmpty() || !(ports.get(0).get("number") instanceof Number n)) {
       throw new IllegalStateException("InferencePool " + pool.getMetadata().getName()
