@@ -221,6 +221,19 @@ final class ProxyMetrics implements AutoCloseable {
         .register(registry);
   }
 
+  /**
+   * A served request's reported cached tokens were fewer whole pages than the approximate index
+   * predicted for its backend ({@link dev.kvroute.core.index.UsageCorrection}), and corrected its
+   * view.
+   */
+  void usageCorrection(String backend) {
+    Counter.builder("kvroute.index.usage.corrections")
+        .description("Responses whose reported cached_tokens fell short of the index's prediction and corrected the backend's approximate view")
+        .tags("backend", backend)
+        .register(registry)
+        .increment();
+  }
+
   /** A finished response carried no usage the router could read. */
   void usageMissing() {
     usageReport("missing");
