@@ -108,7 +108,7 @@ final class EndpointPickerIT {
   static void assertNoLeaseLeft(EndpointPicker p, ExtProcService s) {
     await().atMost(Duration.ofSeconds(10)).untilAsserted(() -> {
       assertThat(s.openStreams()).as("open ext_proc streams").isZero();
-      for (String e : p.routableEndpoints()) {
+      for (String e : p.endpoints()) {
         BackendLoad l = p.core().loads().load(BackendId.of(e));
         assertThat(l.inFlightRequests()).as("in flight on %s", e).isZero();
         assertThat(l.prefillingRequests()).as("prefilling on %s", e).isZero();
