@@ -382,6 +382,11 @@ public final class ServeCommand implements Callable<Integer> {
       description = "approximate (default: predicted from what was routed), precise (every engine's vLLM KV events) or hybrid (events where a backend names kvEvents=).")
   String indexMode;
 
+  @YamlKey("index.correctFromUsage")
+  @Option(names = "--usage-correction", negatable = true, paramLabel = "BOOL",
+      description = "A response's cached_tokens below the index's prediction corrects the backend's approximate view (default on; --no-usage-correction turns it off).")
+  Boolean usageCorrection;
+
   @YamlKey("index.kvEventsPort")
   @Option(names = "--kv-events-port", paramLabel = "PORT",
       description = "precise: an engine's KV-event PUB port when its --backend gives no kvEvents= (default 5557, vLLM's).")

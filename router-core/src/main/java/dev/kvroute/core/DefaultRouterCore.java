@@ -221,6 +221,15 @@ final class DefaultRouterCore implements RouterCore {
     }
 
     @Override
+    public boolean releaseReported(int engineCachedTokens) {
+      if (!lease.release()) {
+        return false;
+      }
+      pin.release(engineCachedTokens);
+      return true;
+    }
+
+    @Override
     public boolean releaseUnserved() {
       if (!lease.release()) {
         return false;

@@ -244,6 +244,19 @@ final class ProxyMetrics implements AutoCloseable {
         .register(registry));
   }
 
+  /**
+   * A served request's reported cached tokens were fewer whole pages than the approximate index
+   * predicted for its backend ({@link dev.kvroute.core.index.UsageCorrection}), and corrected its
+   * view.
+   */
+  void usageCorrection(String backend) {
+    Counter.builder("kvroute.index.usage.corrections")
+        .description("Responses whose reported cached_tokens fell short of the index's prediction and corrected the backend's approximate view")
+        .tags("backend", backend)
+        .register(registry)
+        .increment();
+  }
+
   /** A finished response carried no usage the router could read. */
   void usageMissing() {
     usageReport("missing");
@@ -358,9 +371,11 @@ final class ProxyMetrics implements AutoCloseable {
     Gauge.builder("kvroute.index.memory", core, c -> c.index().estimatedBytes())
         .description("Estimated heap bytes held by the prefix index")
         .baseUnit("bytes").register(registry);
-    Gauge.builder("kvroute.upstream.idle.connections", pool, UpstreamPool::idleCount)
-        .description("Idle pooled upstream connections")
-        .baseUnit("connections").register(registry);
+    if (pool != null) { // none in the endpoint picker, which forwards nothing itself
+      Gauge.builder("kvroute.upstream.idle.connections", pool, UpstreamPool::idleCount)
+          .description("Idle pooled upstream connections")
+          .baseUnit("connections").register(registry);
+    }
   }
 
   /** Unregisters the GC notification listeners; the registry itself needs no closing. */
