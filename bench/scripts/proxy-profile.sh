@@ -9,7 +9,8 @@
 #        PROXY_CPU (0), LOAD_CPU (1), OUT (bench-report/proxy-profile), KVROUTE_JAVA_OPTS,
 #        KVROUTE_FLAGS (extra serve flags), JAR (run this copy of kvroute.jar, not the launcher's),
 #        FIRST (1: first measure each of the first 10 seconds after /ready, as proxy-overhead.sh does,
-#        and the time from the start to /ready), CDS (1: with JAR, use the launcher's class-data
+#        and the time from the start to /ready), FIRST_REQ (N > 0: CPU per request over the first N
+#        requests after /ready, JIT threads included), CDS (1: with JAR, use the launcher's class-data
 #        sharing archive for it, trained first when missing)
 # The measured run is recorded by JFR (settings=profile) into OUT/POLICY.jfr: allocation per request is
 # the sum of every thread's jdk.ThreadAllocationStatistics delta over it, divided by the requests the
@@ -96,12 +97,12 @@ taskset -c "$LOAD_CPU" nginx -c "$work/backends.conf" -p "$work" &
 pids+=($!)
 for p in "${BACKENDS[@]}"; do wait_ready "http://127.0.0.1:$p/health"; done
 
-served() { curl -s "http://127.0.0.1:$1/metrics" | awk '/^kvroute_requests_total/ {s += $2} END {printf "%.0f", s}'; }
+served() { curl -s -m 30 "http://127.0.0.1:$1/metrics" | awk '/^kvroute_requests_total/ {s += $2} END {printf "%.0f", s + 0}'; }
 # CPU ticks of the router's threads other than the JIT compilers (whose work is warm-up, not requests)
 cpu_ticks() {
   local t=0 task
   for task in /proc/"$1"/task/*; do
-    grep -q 'CompilerThre' "$task/comm" 2>/dev/null && continue
+    [ "${2:-}" != all ] && grep -q 'CompilerThre' "$task/comm" 2>/dev/null && continue
     t=$((t + $(awk '{print $14 + $15}' "$task/stat" 2>/dev/null || echo 0)))
   done
   echo "$t"
@@ -134,12 +135,20 @@ for policy in "${policies[@]}"; do
     done
     echo "$policy first seconds (req/s / p99 ms), /ready after ${ready_ms} ms: $firsts"
   fi
+  if [ "${FIRST_REQ:-0}" -gt 0 ]; then
+    # CPU per request over the first FIRST_REQ requests after /ready, JIT threads included (on one
+    # core they take their time from serving): robust to a busy machine, unlike the seconds above
+    c0=$(cpu_ticks "$kv" all); n0=$(served "$PORT")
+    while [ "$(served "$PORT")" -lt "$FIRST_REQ" ]; do load "$PORT" 2 >/dev/null; done
+    c1=$(cpu_ticks "$kv" all); n1=$(served "$PORT")
+    echo "$policy first $((n1 - n0)) requests after /ready: cpu/req $(( (c1 - c0) * 1000000 / HZ / (n1 - n0 > 0 ? n1 - n0 : 1) )) us (JIT threads included)"
+  fi
   # warm-up by count, not time: on a busy machine the JIT gets its share late
   while [ "$(served "$PORT")" -lt "$WARM_REQ" ]; do load "$PORT" 5 >/dev/null; done
   jcmd "$kv" JFR.start name=p settings=profile filename="$OUT/$policy.jfr" >/dev/null
-  n0=$(served "$PORT"); c0=$(cpu_ticks "$kv")
+  n0=$(served "$PORT"); c0=$(cpu_ticks "$kv"); a0=$(cpu_ticks "$kv" all)
   r=$(load "$PORT" "$DUR")
-  c1=$(cpu_ticks "$kv"); n1=$(served "$PORT")
+  c1=$(cpu_ticks "$kv"); a1=$(cpu_ticks "$kv" all); n1=$(served "$PORT")
   jcmd "$kv" JFR.stop name=p >/dev/null
   req=$((n1 - n0)); [ "$req" -gt 0 ] || req=1
   # heap bytes allocated by every thread over the recording (JFR's per-thread counters, first to last)
@@ -151,6 +160,6 @@ for e in json.load(sys.stdin)["recording"]["events"]:
     a = e["values"]["allocated"]
     lo[t] = min(lo.get(t, a), a); hi[t] = max(hi.get(t, a), a)
 print(sum(hi[t] - lo[t] for t in hi))')
-  echo "$policy: $(( req * 1000000 / $(field duration_us "$r") )) req/s, $req requests, cpu/req $(( (c1 - c0) * 1000000 / HZ / req )) us (no JIT threads), alloc/req $(( alloc / req )) B, p50 $(field p50_us "$r") us, p99 $(field p99_us "$r") us, errors $(field errors "$r") non2xx $(field non2xx "$r"), load $(cut -d' ' -f1 /proc/loadavg)"
+  echo "$policy: $(( req * 1000000 / $(field duration_us "$r") )) req/s, $req requests, cpu/req $(( (c1 - c0) * 1000000 / HZ / req )) us (no JIT threads; $(( (a1 - a0) * 1000000 / HZ / req )) us with them), alloc/req $(( alloc / req )) B, p50 $(field p50_us "$r") us, p99 $(field p99_us "$r") us, errors $(field errors "$r") non2xx $(field non2xx "$r"), load $(cut -d' ' -f1 /proc/loadavg)"
   kill "$kv"; wait "$kv" 2>/dev/null || true
 done
