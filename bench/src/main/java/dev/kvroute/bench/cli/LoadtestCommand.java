@@ -187,7 +187,7 @@ public final class LoadtestCommand implements Callable<Integer> {
    * cache-aware) adapter-affine and adapter-blind on fresh bundled fleets, beside the simulator.
    */
   private int multiModel(double k) throws Exception {
-    if (target != null) {
+    if (targets != null) {
       System.err.println("kvroute loadtest: --workload multi-model runs on bundled fleets (its own engines with adapters,"
           + " affine and blind routers); leave out --target and --engines");
       return 2;
