@@ -166,7 +166,7 @@ public final class KvrouteServer implements AutoCloseable {
   public static RouterCore createCore(ProxyConfig config) {
     RoutingPolicy policy;
     try {
-      policy = Policies.create(config.policy().name(), config.policy().toCore(), new SplittableRandom(config.policy().seed()));
+      policy = Policies.create(config.policy().name(), config.policy(), new SplittableRandom(config.policy().seed()));
     } catch (IllegalArgumentException e) {
       throw new ConfigException("policy.name: " + config.policy().name()
           + " (expected: one of " + String.join(", ", Policies.names()) + ")", e);
