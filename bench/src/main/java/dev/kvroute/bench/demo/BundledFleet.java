@@ -67,17 +67,17 @@ public final class BundledFleet implements AutoCloseable {
   public static BundledFleet start(
       FleetSpec fleet, EngineConfig engine, String policy, SimPolicies policies, double timeScale,
       PromptTokenizer tokenizer) {
-    return start(fleet, engine, policy, policies, timeScale, tokenizer, null);
+    return start(fleet, engine, policy, policies, timeScale, tokenizer, (java.util.function.UnaryOperator<ProxyConfig>) null);
   }
 
   /**
    * As {@link #start(FleetSpec, EngineConfig, String, SimPolicies, double, PromptTokenizer)}, with the
-   * router's admission control configured as {@code admission} ({@code null}: off, as in the
-   * agreement runs).
+   * router's configuration changed by {@code tune} ({@code null}: as {@link #routerConfig}, admission
+   * off as in the agreement runs).
    */
   public static BundledFleet start(
       FleetSpec fleet, EngineConfig engine, String policy, SimPolicies policies, double timeScale,
-      PromptTokenizer tokenizer, dev.kvroute.proxy.config.AdmissionConfig admission) {
+      PromptTokenizer tokenizer, java.util.function.UnaryOperator<ProxyConfig> tune) {
     boolean precise = SimPolicies.precise(policy);
     MockEngineOptions.Builder options =
         MockEngineOptions.builder()
@@ -106,8 +106,8 @@ public final class BundledFleet implements AutoCloseable {
                     URI.create(engines.urls().get(i)), SimPolicies.backendId(i).name(), fleet.kvCapacityTokens()));
       }
       ProxyConfig config = routerConfig(policy, backends);
-      if (admission != null) {
-        config = config.withAdmission(admission);
+      if (tune != null) {
+        config = tune.apply(config);
       }
       for (int r = 0; r < policies.routers(); r++) {
         RouterCore core = policies.core(policy, fleet.blockSizeTokens(), tokenizer, Ticker.system(), r);
