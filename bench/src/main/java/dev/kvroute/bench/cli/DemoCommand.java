@@ -39,8 +39,11 @@ import picocli.CommandLine.Option;
     },
     sortOptions = false)
 public final class DemoCommand implements Callable<Integer> {
-  @Option(names = "--policies", split = ",", paramLabel = "P[,P...]", description = "Policies to run (default: round-robin, sticky, cache-aware, cost).")
+  @Option(names = "--policies", split = ",", paramLabel = "P[,P...]", description = "Policies to run (default: round-robin, sticky, cache-aware, cost); P/precise (e.g. cache-aware/precise) runs P over the engines' KV events: the bundled engines publish them and the routers run --index precise.")
   List<String> policies = Demo.POLICIES;
+
+  @Option(names = "--routers", paramLabel = "N", description = "Router replicas in front of the same engines, each with its own index; requests are split across them round-robin, so a session's turns visit every one (the simulator's --routers) (default: ${DEFAULT-VALUE}).")
+  int routers = 1;
 
   @Option(names = "--time-scale", paramLabel = "K|auto", description = "Model seconds per wall second of the bundled engines, or auto: the fastest this machine keeps up with, measured by short warm-up runs (default: ${DEFAULT-VALUE}).")
   String timeScale = "5";
@@ -86,7 +89,7 @@ public final class DemoCommand implements Callable<Integer> {
     }
     Demo.Settings settings =
         new Demo.Settings(
-            seedOptions.config(), policyOptions.policies(), policies, k,
+            seedOptions.config(), policyOptions.policies().withRouters(routers), policies, k,
             Math.max(1, Runtime.getRuntime().availableProcessors()), !noWarmUp, jitterRuns);
     Demo.Result r = Demo.run(settings, log, LoadProgress::terminal);
     double wall = (System.nanoTime() - t0) / 1e9;
@@ -146,6 +149,10 @@ public final class DemoCommand implements Callable<Integer> {
                 + "prefill seconds from each engine's vllm:request_prefill_time_seconds_sum. Session starts open-loop, turns closed-loop "
                 + "(think time after each reply).",
             r.workload().fleet().replicas(), s.timeScale()));
+    if (s.policies().routers() > 1) {
+      notes.add(s.policies().routers() + " router replicas in front of the same engines (in the simulator and for real), "
+          + "requests split round-robin across them in send order, so a session's turns visit every one.");
+    }
     StringBuilder check = new StringBuilder("Cross-check of the hit rate with the engines' vllm:prefix_cache_hits/queries:");
     for (MeasuredRun m : r.runs()) {
       check.append(

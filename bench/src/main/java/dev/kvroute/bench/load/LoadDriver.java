@@ -112,7 +112,7 @@ public final class LoadDriver {
       byte[] body =
           ChatRequests.body(model.apply(s.index()), s.key(), c.nextRequest(), turn.replyTokens(), s.requestSeed(c.turn()));
       StreamedReply.post(
-          run.client,
+          run.nextClient(),
           "/v1/chat/completions",
           Map.of(ChatRequests.SESSION_HEADER, s.key()),
           body,

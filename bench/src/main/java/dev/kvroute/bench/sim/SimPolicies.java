@@ -191,14 +191,36 @@ public record SimPolicies(PolicyConfig config, long seed, boolean indexReplies, 
    * @throws IllegalArgumentException for {@code oracle} or an unknown name
    */
   public RouterCore core(String name, int pageSizeTokens, PromptTokenizer tokenizer, dev.kvroute.core.Ticker ticker) {
+    return core(name, pageSizeTokens, tokenizer, ticker, 0);
+  }
+
+  /**
+   * As {@link #core(String, int, PromptTokenizer, dev.kvroute.core.Ticker)} for router replica {@code
+   * replica} of {@link #routers}: its policy's draws are seeded with {@code seed + replica}, as the
+   * simulator's replicas are. A name with {@link #PRECISE_SUFFIX} gets a {@link KvEventIndex} (default
+   * settings: llm-d's 2 s speculative entries) over the radix index, which the proxy subscribes to the
+   * engines' KV events in precise mode.
+   *
+   * @throws IllegalArgumentException for {@code oracle}, an unknown name, or {@code replica} outside
+   *     {@code 0..routers-1}
+   */
+  public RouterCore core(
+      String name, int pageSizeTokens, PromptTokenizer tokenizer, dev.kvroute.core.Ticker ticker, int replica) {
     if (ORACLE.equals(name)) {
       throw new IllegalArgumentException("policy: oracle (expected: a policy a real router can run)");
     }
     check(name);
+    if (replica < 0 || replica >= routers) {
+      throw new IllegalArgumentException("replica: " + replica + " (expected: 0.." + (routers - 1) + ")");
+    }
+    PrefixIndex index = PrefixIndex.radix(pageSizeTokens, ticker);
+    if (precise(name)) {
+      index = KvEventIndex.create(index, ticker, KvEventIndex.Settings.DEFAULT);
+    }
     return RouterCore.create(
-        Policies.create(name, config, new SplittableRandom(seed)),
+        Policies.create(policyOf(name), config, new SplittableRandom(seed + replica)),
         tokenizer,
-        PrefixIndex.radix(pageSizeTokens, ticker),
+        index,
         LoadTracker.create());
   }
 
