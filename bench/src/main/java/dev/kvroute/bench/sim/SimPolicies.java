@@ -296,6 +296,23 @@ public record SimPolicies(PolicyConfig config, long seed, boolean indexReplies, 
     }
 
     @Override
+    public Routed route(RequestView view, java.util.function.IntPredicate allowed) {
+      if (models != null) {
+        return route(view);
+      }
+      List<BackendId> ids = new ArrayList<>(backends.size());
+      for (int i = 0; i < backends.size(); i++) {
+        if (allowed.test(i)) {
+          ids.add(backends.get(i));
+        }
+      }
+      RouterCore.Routed r = core.route(view, ids.isEmpty() ? backends : ids);
+      return new Routed(
+          replicas.get(r.decision().backend()), r.promptTokens(), r.lease(), r.decision().rule(),
+          r.predictedCachedTokens());
+    }
+
+    @Override
     public Routed route(RequestView view) {
       if (models == null) {
         RouterCore.Routed r = core.route(view, backends);
