@@ -27,6 +27,7 @@ import picocli.CommandLine.ScopeType;
       HealthCheckCommand.class,
       MockEngineCommand.class,
       ServeCommand.class,
+      EppCommand.class,
       dev.kvroute.bench.cli.SimulateCommand.class,
       dev.kvroute.bench.cli.LoadtestCommand.class,
       dev.kvroute.bench.cli.DemoCommand.class,

@@ -6,6 +6,7 @@ import io.fabric8.kubernetes.client.Config;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientBuilder;
 import io.fabric8.kubernetes.client.KubernetesClientException;
+import io.fabric8.kubernetes.client.dsl.base.ResourceDefinitionContext;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -29,6 +30,10 @@ public final class InferencePools {
   public static final String API_VERSION = "inference.networking.k8s.io/v1";
   /** The InferencePool's kind. */
   public static final String KIND = "InferencePool";
+  /** The resource, named without API discovery (the picker's Role needs only get on inferencepools). */
+  static final ResourceDefinitionContext RESOURCE = new ResourceDefinitionContext.Builder()
+      .withGroup("inference.networking.k8s.io").withVersion("v1").withKind(KIND).withPlural("inferencepools")
+      .withNamespaced(true).build();
 
   private InferencePools() {}
 
@@ -65,7 +70,7 @@ public final class InferencePools {
     }
     GenericKubernetesResource pool;
     try {
-      pool = client.genericKubernetesResources(API_VERSION, KIND).inNamespace(ns).withName(name).get();
+      pool = client.genericKubernetesResources(RESOURCE).inNamespace(ns).withName(name).get();
     } catch (KubernetesClientException e) {
       throw new IllegalStateException("cannot read InferencePool " + ns + "/" + name + ": " + e.getMessage(), e);
     }
@@ -77,7 +82,7 @@ public final class InferencePools {
   }
 
   /** {@code spec.selector.matchLabels} as a label selector ({@code k1=v1,k2=v2}, keys sorted). */
-  static String selector(GenericKubernetesResource pool) {
+  public static String selector(GenericKubernetesResource pool) {
     Map<String, Object> labels = pool.get("spec", "selector", "matchLabels");
     if (labels == null || labels.isEmpty()) {
       throw new IllegalStateException("InferencePool " + pool.getMetadata().getName()
@@ -94,7 +99,7 @@ public final class InferencePools {
   }
 
   /** The first of {@code spec.targetPorts[].number}. */
-  static String port(GenericKubernetesResource pool) {
+  public static String port(GenericKubernetesResource pool) {
     List<Map<String, Object>> ports = pool.get("spec", "targetPorts");
     if (ports == null || ports.isEmpty() || !(ports.get(0).get("number") instanceof Number n)) {
       throw new IllegalStateException("InferencePool " + pool.getMetadata().getName()

@@ -253,7 +253,7 @@ public record SimPolicies(PolicyConfig config, long seed, boolean indexReplies, 
     if (!models.loraAffinity()) {
       return serving;
     }
-    return LoraAffinity.prefer(serving, model.adapter(), i -> models.gates().get(i).state(), inFlight, maxExtraInFlight);
+    return LoraAffinity.prefer(serving, model.adapter(), models::state, inFlight, maxExtraInFlight);
   }
 
   /** A router-core router, as the proxy runs it. */
