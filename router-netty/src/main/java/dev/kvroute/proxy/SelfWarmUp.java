@@ -260,12 +260,15 @@ public final class SelfWarmUp {
 
   /**
    * Answers like a vLLM server at zero cost: {@code /health}, {@code /v1/models} (one model,
-   * {@value #MODEL}), an empty {@code /metrics}, and every other request a completion of one token
+   * {@value #MODEL}), a {@code /metrics} of an idle engine, and every other request a completion of one token
    * with usage, as JSON or (when the body asks to stream) as SSE with a usage chunk and {@code [DONE]}.
    */
   private static final class ZeroCostBackend extends SimpleChannelInboundHandler<FullHttpRequest> {
     private static final byte[] MODELS = ("{\"object\":\"list\",\"data\":[{\"id\":\"" + MODEL
         + "\",\"object\":\"model\",\"owned_by\":\"vllm\",\"max_model_len\":131072}]}").getBytes(StandardCharsets.UTF_8);
+    /** An idle engine's load, so that load scraping reads it (and logs no warning about it). */
+    private static final byte[] METRICS = ("vllm:num_requests_running{model_name=\"" + MODEL + "\"} 0.0\n"
+        + "vllm:num_requests_waiting{model_name=\"" + MODEL + "\"} 0.0\n").getBytes(StandardCharsets.UTF_8);
     private static final byte[] COMPLETION = ("{\"id\":\"chatcmpl-0\",\"object\":\"chat.completion\",\"created\":1,"
         + "\"model\":\"" + MODEL + "\",\"choices\":[{\"index\":0,\"message\":{\"role\":\"assistant\",\"content\":\"ok\"},"
         + "\"finish_reason\":\"length\"}],\"usage\":{\"prompt_tokens\":5000,\"completion_tokens\":1,"
@@ -283,7 +286,9 @@ public final class SelfWarmUp {
       String path = req.uri();
       if (path.startsWith("/v1/models")) {
         full(ctx, "application/json", MODELS);
-      } else if (path.startsWith("/health") || path.startsWith("/metrics")) {
+      } else if (path.startsWith("/metrics")) {
+        full(ctx, "text/plain; version=0.0.4", METRICS);
+      } else if (path.startsWith("/health")) {
         full(ctx, "text/plain", new byte[0]);
       } else if (req.content().toString(StandardCharsets.UTF_8).contains("\"stream\":true")) {
         HttpResponse head = new DefaultHttpResponse(HttpVersion.HTTP_1_1, HttpResponseStatus.OK);
