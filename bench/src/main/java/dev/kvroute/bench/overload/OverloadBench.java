@@ -67,7 +67,12 @@ public final class OverloadBench {
       OverloadFigures realBaseline, double engineLagSeconds) {
     /** Whether the real run kept up with its time scale: engine clock lag at most {@value #MAX_LAG_SECONDS} model s. */
     public boolean trusted() {
-      return engineLagSeconds <= MAX_LAG_SECONDS;
+      return trusted(MAX_LAG_SECONDS);
+    }
+
+    /** Whether the engine clock lag was at most {@code maxLagSeconds} model seconds. */
+    public boolean trusted(double maxLagSeconds) {
+      return engineLagSeconds <= maxLagSeconds;
     }
 
     /** |simulated - real| / real for the admitted count. */

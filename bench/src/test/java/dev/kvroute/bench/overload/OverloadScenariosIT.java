@@ -23,14 +23,21 @@ import org.junit.jupiter.params.provider.ValueSource;
  * of them would be one or two requests), and its mean TTFT of admitted requests within 15%; the high-priority stream's mean
  * TTFT during the flood within 2x its unloaded value; the light tenant's p90 TTFT within 2x its solo
  * value. The timing checks need the machine to keep up with the time scale: a run whose engine clock
- * lag (how late the mock engines' timers fired) is above 0.1 model seconds is run once more, and if
- * that one is too, the timing checks are skipped with the lag in the message (the clean-answer checks
- * still hold).
+ * lag (how late the mock engines' timers fired) is above {@link #MAX_LAG_SECONDS} model seconds is run
+ * once more, and if that one is too, the timing checks are skipped with the lag in the message (the
+ * clean-answer checks and the simulated ratios still hold).
  */
 @org.junit.jupiter.api.extension.ExtendWith(dev.kvroute.bench.LeakDetectionOff.class)
 class OverloadScenariosIT {
   static final double DURATION = 15;
   static final double TIME_SCALE = 0.5;
+
+  /**
+   * Engine clock lag, model seconds, up to which the timing checks are asserted: on the shared 2-core
+   * machine, overload-2x at a lag of 0.02 s agreed within 3.6% (admitted) and 0.6% (TTFT), at 0.05 s
+   * within 6.7% and 8.5%, so the project's usual 0.1 s is too loose for a 5% count bound.
+   */
+  static final double MAX_LAG_SECONDS = 0.025;
 
   @ParameterizedTest
   @ValueSource(strings = {"overload-2x", "priority-flood", "tenants"})
@@ -39,7 +46,7 @@ class OverloadScenariosIT {
     SingleTokenVocabulary vocabulary = SingleTokenVocabulary.of(tokenizer.tokenizer());
     OverloadScenario scenario = OverloadScenario.of(name, DURATION, 16, BlockTokens.of(vocabulary));
     OverloadBench.Result r = null;
-    for (int attempt = 0; attempt < 2 && (r == null || !r.trusted()); attempt++) {
+    for (int attempt = 0; attempt < 2 && (r == null || !r.trusted(MAX_LAG_SECONDS)); attempt++) {
       r = OverloadBench.run(scenario, TIME_SCALE, tokenizer, vocabulary);
       OverloadBench.print(r, System.out);
       assertThat(r.real().failed()).as("failures: " + r.real().failureSamples(5)).isZero();
@@ -50,7 +57,7 @@ class OverloadScenariosIT {
       assertThat(r.focusRatio(r.simulated(), r.simulatedBaseline())).as("simulated focus ratio")
           .isLessThanOrEqualTo(OverloadBench.MAX_FOCUS_RATIO);
     }
-    assumeThat(r.trusted()).as("engine clock lag " + r.engineLagSeconds() + " model s: the machine did not keep up "
+    assumeThat(r.trusted(MAX_LAG_SECONDS)).as("engine clock lag " + r.engineLagSeconds() + " model s: the machine did not keep up "
         + "with time scale " + TIME_SCALE + "; the timing checks would measure it, not the router").isTrue();
     assertThat(r.admittedDifference()).as("admitted: simulated %d, real %d", r.simulated().admitted(), r.real().admitted())
         .isLessThanOrEqualTo(OverloadBench.MAX_COUNT_RELATIVE);
