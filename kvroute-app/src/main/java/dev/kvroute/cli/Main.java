@@ -31,6 +31,7 @@ import picocli.CommandLine.ScopeType;
       dev.kvroute.bench.cli.SimulateCommand.class,
       dev.kvroute.bench.cli.LoadtestCommand.class,
       dev.kvroute.bench.cli.DemoCommand.class,
+      dev.kvroute.bench.cli.OverloadCommand.class,
     })
 public final class Main implements Runnable {
 

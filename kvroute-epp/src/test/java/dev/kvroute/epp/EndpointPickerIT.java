@@ -108,7 +108,7 @@ final class EndpointPickerIT {
   static void assertNoLeaseLeft(EndpointPicker p, ExtProcService s) {
     await().atMost(Duration.ofSeconds(10)).untilAsserted(() -> {
       assertThat(s.openStreams()).as("open ext_proc streams").isZero();
-      for (String e : p.routableEndpoints()) {
+      for (String e : p.endpoints()) {
         BackendLoad l = p.core().loads().load(BackendId.of(e));
         assertThat(l.inFlightRequests()).as("in flight on %s", e).isZero();
         assertThat(l.prefillingRequests()).as("prefilling on %s", e).isZero();
@@ -486,6 +486,50 @@ final class EndpointPickerIT {
     ProcessingResponse t = big.next();
     assertThat(t.getImmediateResponse().getStatus().getCodeValue()).isEqualTo(413);
     big.complete();
+  }
+
+  @Test
+  void requestTrailers_endTheBodyAndAreAnswered() throws Exception {
+    FakeEnvoy.Exchange x = envoy.open();
+    x.requestHeaders("/v1/completions", Map.of(), null, false);
+    byte[] body = ("{\"model\":\"" + MODEL + "\",\"prompt\":\"trailers\",\"max_tokens\":1}").getBytes(StandardCharsets.UTF_8);
+    x.requestBody(java.util.Arrays.copyOf(body, 10), false);
+    x.requestBody(java.util.Arrays.copyOfRange(body, 10, body.length), false);
+    x.requests.onNext(io.envoyproxy.envoy.service.ext_proc.v3.ProcessingRequest.newBuilder()
+        .setRequestTrailers(io.envoyproxy.envoy.service.ext_proc.v3.HttpTrailers.getDefaultInstance()).build());
+    ProcessingResponse h = x.next();
+    assertThat(h.hasRequestHeaders()).isTrue();
+    ProcessingResponse b = x.next();
+    var streamed = b.getRequestBody().getResponse().getBodyMutation().getStreamedResponse();
+    assertThat(streamed.getBody().toByteArray()).isEqualTo(body);
+    assertThat(streamed.getEndOfStream()).as("the trailers end the request, not the body").isFalse();
+    assertThat(x.next().hasRequestTrailers()).isTrue();
+    x.cancel();
+  }
+
+  @Test
+  void modelAlias_bodyRewrittenWithItsContentLength() throws Exception {
+    ProxyConfig cfg = config(engines.urls()).withModels(new dev.kvroute.proxy.config.ModelsConfig(
+        Duration.ofSeconds(30), 128, true, Map.of("public-name", MODEL)));
+    try (EndpointPicker p = EndpointPicker.start(cfg, 0)) {
+      await().atMost(Duration.ofSeconds(20)).until(() -> p.routableEndpoints().size() == 3);
+      ExtProcService s = new ExtProcService(p, 1 << 20);
+      String name = "alias-" + System.nanoTime();
+      Server srv = InProcessServerBuilder.forName(name).addService(s).build().start();
+      ManagedChannel ch = InProcessChannelBuilder.forName(name).build();
+      try {
+        FakeEnvoy.Result r = new FakeEnvoy(ch).forward("/v1/chat/completions",
+            chat(List.<String[]>of(new String[] {"user", "alias"}), 2, false).replace(MODEL, "public-name"), Map.of(), 2, null);
+        String forwarded = new String(r.route().body(), StandardCharsets.UTF_8);
+        assertThat(forwarded).contains("\"model\":\"" + MODEL + "\"").doesNotContain("public-name");
+        assertThat(r.route().setHeaders()).containsEntry("content-length", Integer.toString(r.route().body().length));
+        assertThat(r.status()).isEqualTo(200);
+        assertNoLeaseLeft(p, s);
+      } finally {
+        ch.shutdownNow();
+        srv.shutdownNow();
+      }
+    }
   }
 
   @Test

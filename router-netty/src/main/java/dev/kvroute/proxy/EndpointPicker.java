@@ -154,6 +154,17 @@ public final class EndpointPicker implements AutoCloseable {
     return out;
   }
 
+  /** Every endpoint ({@code host:port}) known now, routable or not, in the order added. */
+  public List<String> endpoints() {
+    List<String> out = new ArrayList<>();
+    for (Backend b : backends.all()) {
+      if (!b.removed()) {
+        out.add(endpointOf(b));
+      }
+    }
+    return out;
+  }
+
   /** Whether at least one backend passes its health probe. */
   public boolean anyHealthy() {
     return backends.anyHealthy();
@@ -604,13 +615,6 @@ public final class EndpointPicker implements AutoCloseable {
       }
       done = true;
       boolean served = firstByteSeen && responseStatus >= 200 && responseStatus < 300;
-      if (routed != null) {
-        if (served) {
-          routed.lease().release();
-        } else {
-          routed.lease().releaseUnserved();
-        }
-      }
       Outcome outcome = !complete ? Outcome.CANCELLED
           : responseStatus >= 500 ? Outcome.SERVER_ERROR
           : responseStatus >= 400 ? Outcome.CLIENT_ERROR
@@ -619,8 +623,25 @@ public final class EndpointPicker implements AutoCloseable {
       boolean reported = false;
       if (usage != null && outcome == Outcome.SUCCESS) {
         usage.end();
-        if (usage.found()) {
-          reported = true;
+        reported = usage.found();
+      }
+      if (routed != null) {
+        if (!served) {
+          routed.lease().releaseUnserved();
+        } else if (reported && usage.cachedTokens() >= 0 && picker.config.index().correctFromUsage()) {
+          // as the proxy does: the engine's cached_tokens correct the approximate view they contradict
+          int cached = (int) Math.min(usage.cachedTokens(), Integer.MAX_VALUE);
+          if (dev.kvroute.core.index.UsageCorrection.keepPages(routed.promptTokens().length,
+              routed.predictedCachedTokens(), cached, picker.core.index().pageSizeTokens()) >= 0) {
+            picker.metrics.usageCorrection(backendTag);
+          }
+          routed.lease().releaseReported(cached);
+        } else {
+          routed.lease().release();
+        }
+      }
+      if (usage != null && outcome == Outcome.SUCCESS) {
+        if (reported) {
           picker.metrics.reported(backendTag, usage.promptTokens(), usage.cachedTokens(),
               routed == null ? 0 : routed.predictedCachedTokens());
         } else {

@@ -216,7 +216,8 @@ final class ProxyExchange implements UpstreamHandler.Listener, Admission.Waiter 
     java.util.function.IntSupplier priority = () -> priority(ac, body.get(), h, tenant, auth);
     @SuppressWarnings("unchecked")
     AdmissionQueue.Ticket<Admission.Waiter>[] out = new AdmissionQueue.Ticket[1];
-    switch (admission.admit(this, priority, tenant, request.content().readableBytes(), out)) {
+    long received = timeline.firstNanos(Lifecycle.RECEIVED);
+    switch (admission.admit(this, priority, tenant, request.content().readableBytes(), received, out)) {
       case NOW:
         admissionPending = true;
         attempt();

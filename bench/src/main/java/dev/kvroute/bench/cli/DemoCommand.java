@@ -1,6 +1,7 @@
 package dev.kvroute.bench.cli;
 
 import dev.kvroute.bench.demo.Demo;
+import dev.kvroute.bench.demo.MultiModelDemo;
 import dev.kvroute.bench.load.LoadProgress;
 import dev.kvroute.bench.load.MeasuredRun;
 import dev.kvroute.bench.load.RunTrust;
@@ -56,9 +57,14 @@ public final class DemoCommand implements Callable<Integer> {
   @Option(names = "--jitter-runs", paramLabel = "N", description = "Simulated runs with send times jittered by up to 10 wall ms (x K), besides the exact one; the real run agrees if it is within tolerance of their range (default: ${DEFAULT-VALUE}).")
   int jitterRuns = 3;
 
+  @Option(names = "--workload", paramLabel = "NAME", description = "seed (the explainer's table), or multi-model: two base models on disjoint replicas, one with LoRA adapters of Zipf popularity, each policy run adapter-affine and adapter-blind (default policies: cache-aware; see the multi-model flags) (default: ${DEFAULT-VALUE}).")
+  String workload = "seed";
+
   @Mixin SeedWorkloadOptions.SeedOnly seedOptions;
 
   @Mixin PolicyOptions policyOptions;
+
+  @Mixin MultiModelOptions multiModelOptions;
 
   @Override
   public Integer call() throws Exception {
@@ -73,6 +79,13 @@ public final class DemoCommand implements Callable<Integer> {
     }
     if (Double.isNaN(k)) {
       k = Demo.calibrate(seedOptions.config(), policyOptions.policies(), log);
+    }
+    if (MultiModelCommands.NAME.equals(workload)) {
+      return multiModel(k, log);
+    }
+    if (!"seed".equals(workload)) {
+      System.err.println("kvroute demo: --workload " + workload + " (expected: seed or multi-model)");
+      return 2;
     }
     Demo.Settings settings =
         new Demo.Settings(
@@ -104,6 +117,26 @@ public final class DemoCommand implements Callable<Integer> {
     o.println("Wrote " + out.resolve("results.json") + ", simulated.json, results.md, index.html.");
     boolean errors = r.runs().stream().anyMatch(x -> x.load().errors() > 0);
     return errors ? 1 : 0;
+  }
+
+  /** {@code --workload multi-model}: affine and blind per policy, written to {@link #out}. */
+  private int multiModel(double k, PrintStream log) throws Exception {
+    List<String> names = policies == Demo.POLICIES ? MultiModelDemo.POLICIES : policies;
+    MultiModelCommands.Real real;
+    try {
+      real = MultiModelCommands.real(
+          seedOptions.config(), multiModelOptions, policyOptions.policies(), names, k, !noWarmUp, jitterRuns, log);
+    } catch (IllegalArgumentException e) {
+      System.err.println("kvroute demo: " + e.getMessage());
+      return 2;
+    }
+    ReportDocument doc = real.document();
+    ReportWriter.write(out.resolve("results.json"), ReportWriter.json(doc.run()));
+    ReportWriter.write(out.resolve("simulated.json"), ReportWriter.json(doc.prediction()));
+    ReportWriter.write(out.resolve("results.md"), ReportWriter.markdown(doc));
+    ReportWriter.write(out.resolve("index.html"), ReportWriter.html(doc));
+    System.out.println("Wrote " + out.resolve("results.json") + ", simulated.json, results.md, index.html.");
+    return real.exitCode();
   }
 
   private static List<String> notes(Demo.Result r, Demo.Settings s, double wall) {

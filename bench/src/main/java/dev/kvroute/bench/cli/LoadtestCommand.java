@@ -58,7 +58,7 @@ public final class LoadtestCommand implements Callable<Integer> {
   @Option(names = "--engines", split = ",", paramLabel = "URL[,URL...]", description = "Base URLs of the engines behind it, in order (their /metrics gives prefill seconds); required with --target.")
   List<URI> engines;
 
-  @Option(names = "--workload", paramLabel = "NAME", description = "Workload: seed, or mooncake (the Mooncake conversation trace; see the mooncake flags) (default: ${DEFAULT-VALUE}).")
+  @Option(names = "--workload", paramLabel = "NAME", description = "Workload: seed, mooncake (the Mooncake conversation trace; see the mooncake flags), or multi-model (two base models, one with LoRA adapters, each policy adapter-affine and adapter-blind on bundled fleets, without --target; see the multi-model flags) (default: ${DEFAULT-VALUE}).")
   String workload = SeedWorkload.NAME;
 
   @Option(names = "--policies", split = ",", paramLabel = "P[,P...]", description = "mooncake without --target: policies to run, each on a fresh bundled fleet (default: round-robin, cache-aware, cost).")
@@ -93,6 +93,8 @@ public final class LoadtestCommand implements Callable<Integer> {
 
   @Mixin MooncakeOptions mooncakeOptions;
 
+  @Mixin MultiModelOptions multiModelOptions;
+
   @Override
   public Integer call() throws Exception {
     URI target = targets == null ? null : targets.get(0);
@@ -122,8 +124,11 @@ public final class LoadtestCommand implements Callable<Integer> {
           target, engines, label, model, k, Duration.ofSeconds(timeoutSeconds), !noWarmUp,
           Math.max(1, Runtime.getRuntime().availableProcessors()), reports);
     }
+    if (MultiModelCommands.NAME.equals(workload)) {
+      return multiModel(k);
+    }
     if (!SeedWorkload.NAME.equals(workload)) {
-      System.err.println("kvroute loadtest: --workload " + workload + " (expected: seed or mooncake)");
+      System.err.println("kvroute loadtest: --workload " + workload + " (expected: seed, mooncake or multi-model)");
       return 2;
     }
     if (target == null) {
@@ -175,6 +180,29 @@ public final class LoadtestCommand implements Callable<Integer> {
         new ReportDocument("kvroute loadtest: " + w.name() + " workload", notes, report, range == null ? null : range.get(0));
     reports.write(doc);
     return run.load().errors() == 0 ? 0 : 1;
+  }
+
+  /**
+   * {@code --workload multi-model}: without {@code --target}, each of {@code --policies} (default
+   * cache-aware) adapter-affine and adapter-blind on fresh bundled fleets, beside the simulator.
+   */
+  private int multiModel(double k) throws Exception {
+    if (targets != null) {
+      System.err.println("kvroute loadtest: --workload multi-model runs on bundled fleets (its own engines with adapters,"
+          + " affine and blind routers); leave out --target and --engines");
+      return 2;
+    }
+    List<String> names = policies == MooncakeReplay.REAL_POLICIES ? dev.kvroute.bench.demo.MultiModelDemo.POLICIES : policies;
+    MultiModelCommands.Real real;
+    try {
+      real = MultiModelCommands.real(
+          seedOptions.config(), multiModelOptions, policyOptions.policies(), names, k, !noWarmUp, 3, System.err);
+    } catch (IllegalArgumentException e) {
+      System.err.println("kvroute loadtest: " + e.getMessage());
+      return 2;
+    }
+    reports.write(real.document());
+    return real.exitCode();
   }
 
   /**

@@ -67,6 +67,17 @@ public final class BundledFleet implements AutoCloseable {
   public static BundledFleet start(
       FleetSpec fleet, EngineConfig engine, String policy, SimPolicies policies, double timeScale,
       PromptTokenizer tokenizer) {
+    return start(fleet, engine, policy, policies, timeScale, tokenizer, (java.util.function.UnaryOperator<ProxyConfig>) null);
+  }
+
+  /**
+   * As {@link #start(FleetSpec, EngineConfig, String, SimPolicies, double, PromptTokenizer)}, with the
+   * router's configuration changed by {@code tune} ({@code null}: as {@link #routerConfig}, admission
+   * off as in the agreement runs).
+   */
+  public static BundledFleet start(
+      FleetSpec fleet, EngineConfig engine, String policy, SimPolicies policies, double timeScale,
+      PromptTokenizer tokenizer, java.util.function.UnaryOperator<ProxyConfig> tune) {
     boolean precise = SimPolicies.precise(policy);
     MockEngineOptions.Builder options =
         MockEngineOptions.builder()
@@ -95,6 +106,9 @@ public final class BundledFleet implements AutoCloseable {
                     URI.create(engines.urls().get(i)), SimPolicies.backendId(i).name(), fleet.kvCapacityTokens()));
       }
       ProxyConfig config = routerConfig(policy, backends);
+      if (tune != null) {
+        config = tune.apply(config);
+      }
       for (int r = 0; r < policies.routers(); r++) {
         RouterCore core = policies.core(policy, fleet.blockSizeTokens(), tokenizer, Ticker.system(), r);
         routers.add(KvrouteServer.start(config, core));

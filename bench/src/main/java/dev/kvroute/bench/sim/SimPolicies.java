@@ -253,7 +253,7 @@ public record SimPolicies(PolicyConfig config, long seed, boolean indexReplies, 
     if (!models.loraAffinity()) {
       return serving;
     }
-    return LoraAffinity.prefer(serving, model.adapter(), i -> models.gates().get(i).state(), inFlight, maxExtraInFlight);
+    return LoraAffinity.prefer(serving, model.adapter(), models::state, inFlight, maxExtraInFlight);
   }
 
   /** A router-core router, as the proxy runs it. */
@@ -293,6 +293,23 @@ public record SimPolicies(PolicyConfig config, long seed, boolean indexReplies, 
       // ts = the virtual time, so the index's lag is 0 (the simulator has no network)
       byte[] payload = encoder.encode(nowNanos / 1e9, events, 0);
       streams.get(replica).onMessage(nextSeq.get(replica)[0]++, payload);
+    }
+
+    @Override
+    public Routed route(RequestView view, java.util.function.IntPredicate allowed) {
+      if (models != null) {
+        return route(view);
+      }
+      List<BackendId> ids = new ArrayList<>(backends.size());
+      for (int i = 0; i < backends.size(); i++) {
+        if (allowed.test(i)) {
+          ids.add(backends.get(i));
+        }
+      }
+      RouterCore.Routed r = core.route(view, ids.isEmpty() ? backends : ids);
+      return new Routed(
+          replicas.get(r.decision().backend()), r.promptTokens(), r.lease(), r.decision().rule(),
+          r.predictedCachedTokens());
     }
 
     @Override

@@ -232,13 +232,18 @@ final class RadixPrefixIndex implements PrefixIndex {
       }
       int node = ROOT;
       int depth = 0;
+      // the words [lo, hi) may still hold active backends: a word that empties stays empty, and past
+      // a shared system prompt usually one or two backends remain, so a page costs one or two words
+      // whatever the fleet's size
+      int lo = 0;
+      int hi = w;
       while (any && depth < pages) {
         int child = table.child(node, p.hash(depth));
         if (child <= 0) {
           break;
         }
         any = false;
-        for (int i = 0; i < w; i++) {
+        for (int i = lo; i < hi; i++) {
           long before = active[i];
           long after = before & table.holders(child, i);
           for (long dropped = before & ~after; dropped != 0; dropped &= dropped - 1) {
@@ -246,6 +251,12 @@ final class RadixPrefixIndex implements PrefixIndex {
           }
           active[i] = after;
           any |= after != 0;
+        }
+        while (lo < hi && active[lo] == 0) {
+          lo++;
+        }
+        while (hi > lo && active[hi - 1] == 0) {
+          hi--;
         }
         node = child;
         depth++;

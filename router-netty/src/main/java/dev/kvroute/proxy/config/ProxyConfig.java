@@ -130,6 +130,12 @@ public record ProxyConfig(
         DiscoveryConfig.off());
   }
 
+  /** A copy listening on {@code bind} (an address). */
+  public ProxyConfig withBind(String bind) {
+    return new ProxyConfig(bind, port, backends, mockBackends, eventLoopThreads, policy, routing, admin,
+        timeouts, limits, retries, circuitBreaker, healthCheck, pool, writeBuffer, api, models, admission, index, discovery);
+  }
+
   /** A copy listening on {@code port} ({@code 0}: ephemeral). */
   public ProxyConfig withPort(int port) {
     return new ProxyConfig(bind, port, backends, mockBackends, eventLoopThreads, policy, routing, admin,
