@@ -44,7 +44,7 @@ wait_ready() { # url seconds
 
 summary="$OUT/summary.md"
 {
-  echo "Measured $(date -u +%Y-%m-%d) on this machine ($(nproc) cores), engines at ENGINE_TIME_SCALE = $ENGINE_TIME_SCALE,"
+  echo "Measured $(date -u +%Y-%m-%d) on this machine ($(nproc) cores, load average $(cut -d" " -f1 /proc/loadavg) at the start), engines at ENGINE_TIME_SCALE = $ENGINE_TIME_SCALE,"
   echo "with \`bench/scripts/compose-loadtest.sh\` (the README's core stack, a fresh one per policy, and its"
   echo "\`loadtest\` command with \`--compare-policy\`):"
   echo

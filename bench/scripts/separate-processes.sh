@@ -48,7 +48,7 @@ engines=$(seq -s, -f "http://127.0.0.1:%g" $((BASE_PORT + 1)) $((BASE_PORT + 8))
 router="http://127.0.0.1:$((BASE_PORT + 80))"
 summary="$OUT/summary.md"
 {
-  echo "Measured $(date -u +%Y-%m-%d) on this machine ($(nproc) cores), time scale K = $K, with"
+  echo "Measured $(date -u +%Y-%m-%d) on this machine ($(nproc) cores, load average $(cut -d" " -f1 /proc/loadavg) at the start), time scale K = $K, with"
   echo "\`bench/scripts/separate-processes.sh\` (8 engines, the router and \`loadtest\` as three processes, each"
   echo "policy on a fresh fleet and router):"
   echo

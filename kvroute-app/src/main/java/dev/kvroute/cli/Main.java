@@ -27,9 +27,11 @@ import picocli.CommandLine.ScopeType;
       HealthCheckCommand.class,
       MockEngineCommand.class,
       ServeCommand.class,
+      EppCommand.class,
       dev.kvroute.bench.cli.SimulateCommand.class,
       dev.kvroute.bench.cli.LoadtestCommand.class,
       dev.kvroute.bench.cli.DemoCommand.class,
+      dev.kvroute.bench.cli.OverloadCommand.class,
     })
 public final class Main implements Runnable {
 

@@ -382,6 +382,11 @@ public final class ServeCommand implements Callable<Integer> {
       description = "approximate (default: predicted from what was routed), precise (every engine's vLLM KV events) or hybrid (events where a backend names kvEvents=).")
   String indexMode;
 
+  @YamlKey("index.correctFromUsage")
+  @Option(names = "--usage-correction", negatable = true, paramLabel = "BOOL",
+      description = "A response's cached_tokens below the index's prediction corrects the backend's approximate view (default on; --no-usage-correction turns it off).")
+  Boolean usageCorrection;
+
   @YamlKey("index.kvEventsPort")
   @Option(names = "--kv-events-port", paramLabel = "PORT",
       description = "precise: an engine's KV-event PUB port when its --backend gives no kvEvents= (default 5557, vLLM's).")
@@ -490,6 +495,20 @@ public final class ServeCommand implements Callable<Integer> {
         .toList();
   }
 
+  @Option(names = "--warm-up-requests", paramLabel = "N", defaultValue = "${env:KVROUTE_WARM_UP_REQUESTS:-8000}",
+      description = "Before listening, send N synthetic chat requests through a throwaway copy of the proxy in front "
+          + "of in-process zero-cost backends, so the first real requests find the hot path compiled; 0 = off "
+          + "(default ${DEFAULT-VALUE}, or $KVROUTE_WARM_UP_REQUESTS).")
+  int warmUpRequests;
+
+  @Option(names = "--warm-up-max", paramLabel = "DUR", defaultValue = "15s",
+      description = "Longest warm-up; it stops there with fewer requests (default ${DEFAULT-VALUE}).")
+  String warmUpMax;
+
+  @Option(names = "--warm-up-only", hidden = true,
+      description = "Run the warm-up and exit without serving (the launcher's class-data-sharing training run).")
+  boolean warmUpOnly;
+
   @Override
   public Integer call() throws InterruptedException {
     PrintWriter err = spec.commandLine().getErr();
@@ -508,7 +527,7 @@ public final class ServeCommand implements Callable<Integer> {
         out.flush();
         return 0;
       }
-      if (cfg.backends().isEmpty() && cfg.mockBackends() == 0 && !cfg.discovery().enabled()) {
+      if (cfg.backends().isEmpty() && cfg.mockBackends() == 0 && !cfg.discovery().enabled() && !warmUpOnly) {
         throw new ConfigException("backends: none (expected: --backend URL, a backends list in --config, "
             + "--mock-backends N, or --discovery kubernetes)");
       }
@@ -516,6 +535,26 @@ public final class ServeCommand implements Callable<Integer> {
       err.println("kvroute serve: " + e.getMessage());
       err.flush();
       return CommandLine.ExitCode.USAGE;
+    }
+    java.time.Duration warmUpLimit;
+    try {
+      warmUpLimit = dev.kvroute.proxy.config.Durations.parse(warmUpMax);
+      if (warmUpRequests < 0 || warmUpLimit.isZero() || warmUpLimit.isNegative()) {
+        throw new ConfigException("--warm-up-requests " + warmUpRequests + " --warm-up-max " + warmUpMax
+            + " (expected: N >= 0 and a positive duration)");
+      }
+    } catch (IllegalArgumentException | ConfigException e) {
+      err.println("kvroute serve: " + e.getMessage());
+      err.flush();
+      return CommandLine.ExitCode.USAGE;
+    }
+    // before the real port opens: /ready answers only once the hot path is compiled
+    dev.kvroute.proxy.SelfWarmUp.Result warmed = dev.kvroute.proxy.SelfWarmUp.run(cfg, warmUpRequests, warmUpLimit);
+    if (warmUpOnly) {
+      out.println("warm-up: " + warmed.requests() + " requests (" + warmed.failed() + " failed) in "
+          + warmed.elapsed().toMillis() + " ms");
+      out.flush();
+      return 0;
     }
     Serving serving;
     try {

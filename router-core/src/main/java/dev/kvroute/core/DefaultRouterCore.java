@@ -25,6 +25,33 @@ final class DefaultRouterCore implements RouterCore {
   private final PrefixIndex index;
   private final LoadTracker loads;
   private final Set<BackendId> registered = ConcurrentHashMap.newKeySet();
+  /** Bumped by every add and remove: invalidates {@link #order}. */
+  private final java.util.concurrent.atomic.AtomicLong registrations = new java.util.concurrent.atomic.AtomicLong();
+  /** The last candidate order computed, reused while the same backends are asked for. */
+  private volatile Order order = new Order(new BackendId[0], -1, new BackendId[0]);
+
+  /**
+   * The candidates for one {@code healthy} collection: its registered backends, sorted and without
+   * duplicates. Routing asks for the same backends request after request (the proxy's healthy set
+   * changes only with health), so the sort is done once per change, not once per request.
+   *
+   * @param asked the backends asked for, in the caller's order (compared by identity)
+   * @param registrations {@link #registrations} when computed
+   * @param sorted the registered ones among them, sorted, each once
+   */
+  private record Order(BackendId[] asked, long registrations, BackendId[] sorted) {
+    boolean answers(BackendId[] healthy, long now) {
+      if (registrations != now || healthy.length != asked.length) {
+        return false;
+      }
+      for (int i = 0; i < healthy.length; i++) {
+        if (healthy[i] != asked[i]) {
+          return false;
+        }
+      }
+      return true;
+    }
+  }
 
   DefaultRouterCore(
       RoutingPolicy policy, PromptTokenizer tokenizer, PrefixIndex index, LoadTracker loads) {
@@ -38,11 +65,13 @@ final class DefaultRouterCore implements RouterCore {
   public void addBackend(BackendId backend, long capacityTokens) {
     index.addBackend(backend, capacityTokens);
     registered.add(backend);
+    registrations.incrementAndGet();
   }
 
   @Override
   public void removeBackend(BackendId backend) {
     registered.remove(backend);
+    registrations.incrementAndGet();
     index.removeBackend(backend);
     loads.remove(backend);
   }
@@ -96,19 +125,14 @@ final class DefaultRouterCore implements RouterCore {
   private RoutingContext context(
       PrefixIndex.Prompt prompt, String sessionKey, Collection<BackendId> healthy) {
     int[] promptTokens = prompt.tokens();
-    BackendId[] backends = healthy.toArray(BackendId[]::new);
-    Arrays.sort(backends);
+    BackendId[] backends = candidateOrder(healthy.toArray(BackendId[]::new));
     PrefixMatch match = index.match(prompt);
-    List<Candidate> candidates = new ArrayList<>(backends.length);
-    BackendId previous = null;
-    for (BackendId b : backends) {
-      if (b.equals(previous) || !registered.contains(b)) {
-        continue;
-      }
-      previous = b;
-      int matched = Math.min(match.matched(b), promptTokens.length);
-      candidates.add(new Candidate(b, matched, loads.load(b)));
+    Candidate[] cs = new Candidate[backends.length];
+    for (int i = 0; i < cs.length; i++) {
+      BackendId b = backends[i];
+      cs[i] = new Candidate(b, Math.min(match.matched(b), promptTokens.length), loads.load(b));
     }
+    List<Candidate> candidates = List.of(cs); // immutable: the context and the decision keep it as it is
     if (candidates.isEmpty()) {
       throw new IllegalStateException(
           "healthy: no registered backend among "
@@ -117,6 +141,28 @@ final class DefaultRouterCore implements RouterCore {
     }
     long firstPageHash = RoutingContext.firstPageHash(promptTokens, index.pageSizeTokens());
     return new RoutingContext(promptTokens.length, sessionKey, firstPageHash, candidates);
+  }
+
+  /** {@code healthy}'s registered backends, sorted, each once (cached while they stay the same). */
+  private BackendId[] candidateOrder(BackendId[] healthy) {
+    long now = registrations.get();
+    Order o = order;
+    if (o.answers(healthy, now)) {
+      return o.sorted;
+    }
+    BackendId[] sorted = healthy.clone();
+    Arrays.sort(sorted);
+    List<BackendId> kept = new ArrayList<>(sorted.length);
+    BackendId previous = null;
+    for (BackendId b : sorted) {
+      if (!b.equals(previous) && registered.contains(b)) {
+        kept.add(b);
+      }
+      previous = b;
+    }
+    BackendId[] result = kept.toArray(BackendId[]::new);
+    order = new Order(healthy, now, result);
+    return result;
   }
 
   @Override
@@ -171,6 +217,15 @@ final class DefaultRouterCore implements RouterCore {
         return false;
       }
       pin.release();
+      return true;
+    }
+
+    @Override
+    public boolean releaseReported(int engineCachedTokens) {
+      if (!lease.release()) {
+        return false;
+      }
+      pin.release(engineCachedTokens);
       return true;
     }
 

@@ -32,9 +32,16 @@ import java.util.concurrent.TimeUnit;
  * <p>A request is admitted at once when the queue is empty and the routable backends have a free
  * slot (limit minus this router's in-flight requests minus the foreign requests its engine
  * reports, over every routable backend, minus the requests admitted but not yet routed). Otherwise
- * it queues; a slot freed by a finished request, or the 100 ms tick while the queue is not empty
- * (which also picks up new engine reports and expires deadlines), admits the next ticket, which
- * continues on its own event loop. See {@link AdmissionConfig} for the limits and the saturation rule.
+ * it queues; a slot freed by a finished request, or the tick while the queue is not empty (every
+ * 100 ms, to pick up new engine reports, and at the queue's next deadline), admits the next ticket,
+ * which continues on its own event loop. See {@link AdmissionConfig} for the limits and the saturation
+ * rule.
+ *
+ * <p><b>Deadlines on time.</b> A request's deadline counts from when the router had read it (not from
+ * when it reached the queue), and the tick is scheduled at the earliest deadline, on the timer
+ * executor given (the server passes its acceptor loop, which does no request I/O, so a burst that
+ * keeps the worker loops busy does not delay it); the refusal is then written on the request's own
+ * event loop.
  *
  * <p>Refusals: the queue is full (429 {@code queue_full}, or {@code shed} for a queued request
  * displaced by a better one) or its deadline passed (429 {@code deadline}); every 429 carries
@@ -73,6 +80,7 @@ final class Admission {
   private int pending;
   private volatile boolean queueNonEmpty;
   private ScheduledFuture<?> tick;
+  private long tickAtNanos = Long.MAX_VALUE;
 
   Admission(AdmissionConfig config, BackendRegistry backends, LoadTracker loads, Ticker ticker, EventExecutor timerLoop,
       MeterRegistry meters) {
@@ -120,6 +128,16 @@ final class Admission {
    */
   Decision admit(Waiter w, java.util.function.IntSupplier priority, String tenant, long bytes,
       AdmissionQueue.Ticket<Waiter>[] ticketOut) {
+    return admit(w, priority, tenant, bytes, ticker.nanos(), ticketOut);
+  }
+
+  /**
+   * As {@link #admit(Waiter, java.util.function.IntSupplier, String, long, AdmissionQueue.Ticket[])},
+   * for a request the router read at {@code receivedNanos} (its ticker): a queued request's deadline
+   * counts from then.
+   */
+  Decision admit(Waiter w, java.util.function.IntSupplier priority, String tenant, long bytes, long receivedNanos,
+      AdmissionQueue.Ticket<Waiter>[] ticketOut) {
     List<AdmissionQueue.Ticket<Waiter>> shed;
     Decision d;
     synchronized (lock) {
@@ -136,7 +154,7 @@ final class Admission {
         count("admitted", tenant);
         return Decision.NOW;
       }
-      AdmissionQueue.Offer<Waiter> offer = queue.offer(w, p, tenant, bytes);
+      AdmissionQueue.Offer<Waiter> offer = queue.offer(w, p, tenant, bytes, receivedNanos);
       shed = offer.shed();
       if (offer.ticket() == null) {
         d = Decision.REFUSED;
@@ -146,12 +164,12 @@ final class Admission {
         ticketOut[0] = offer.ticket();
         queueNonEmpty = true;
         count("queued", tenant);
-        startTick();
       }
       for (AdmissionQueue.Ticket<Waiter> t : shed) {
         count("shed", t.tenant());
       }
       dispatch();
+      scheduleTick();
     }
     long retry = retryAfterSeconds();
     for (AdmissionQueue.Ticket<Waiter> t : shed) {
@@ -262,25 +280,47 @@ final class Admission {
     }
   }
 
-  /** Under the lock: runs {@link #onTick} every 100 ms while the queue is not empty. */
-  private void startTick() {
-    if (tick == null) {
-      tick = timerLoop.scheduleAtFixedRate(this::onTick, TICK_NANOS, TICK_NANOS, TimeUnit.NANOSECONDS);
+  /**
+   * Under the lock: while the queue is not empty, makes sure {@link #onTick} runs within 100 ms and at
+   * the queue's earliest deadline, whichever comes first (an earlier tick already scheduled stays).
+   */
+  private void scheduleTick() {
+    if (queue.isEmpty()) {
+      if (tick != null) {
+        tick.cancel(false);
+        tick = null;
+        tickAtNanos = Long.MAX_VALUE;
+      }
+      return;
+    }
+    long now = ticker.nanos();
+    long at = Math.min(now + TICK_NANOS, queue.nextDeadlineNanos());
+    if (tick != null && tickAtNanos <= at) {
+      return;
+    }
+    if (tick != null) {
+      tick.cancel(false);
+    }
+    tickAtNanos = at;
+    try {
+      tick = timerLoop.schedule(this::onTick, Math.max(0, at - now), TimeUnit.NANOSECONDS);
+    } catch (java.util.concurrent.RejectedExecutionException shuttingDown) {
+      tick = null; // the router is closing: its connections are closed with their loops
+      tickAtNanos = Long.MAX_VALUE;
     }
   }
 
   private void onTick() {
     List<AdmissionQueue.Ticket<Waiter>> expired;
     synchronized (lock) {
+      tick = null;
+      tickAtNanos = Long.MAX_VALUE;
       expired = queue.expire();
       for (AdmissionQueue.Ticket<Waiter> t : expired) {
         count("deadline", t.tenant());
       }
       dispatch();
-      if (queue.isEmpty() && tick != null) {
-        tick.cancel(false);
-        tick = null;
-      }
+      scheduleTick();
     }
     if (!expired.isEmpty()) {
       long retry = retryAfterSeconds();

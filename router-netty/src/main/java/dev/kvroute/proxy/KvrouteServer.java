@@ -111,7 +111,7 @@ public final class KvrouteServer implements AutoCloseable {
     this.context = new ProxyContext(
         config, core, parser, backends, pool, control, metrics, ticker, bodyWorkers, new ClientConnections(),
         new ApiPaths(config.api()), new ModelCatalog(config.models()), discovery,
-        new Admission(config.admission(), backends, core.loads(), ticker, workers.next(), metrics.registry()));
+        new Admission(config.admission(), backends, core.loads(), ticker, boss.next(), metrics.registry()));
     metrics.addGlobalGauges(core, pool);
   }
 
@@ -166,7 +166,7 @@ public final class KvrouteServer implements AutoCloseable {
   public static RouterCore createCore(ProxyConfig config) {
     RoutingPolicy policy;
     try {
-      policy = Policies.create(config.policy().name(), config.policy().toCore(), new SplittableRandom(config.policy().seed()));
+      policy = Policies.create(config.policy().name(), config.policy(), new SplittableRandom(config.policy().seed()));
     } catch (IllegalArgumentException e) {
       throw new ConfigException("policy.name: " + config.policy().name()
           + " (expected: one of " + String.join(", ", Policies.names()) + ")", e);
@@ -197,7 +197,9 @@ public final class KvrouteServer implements AutoCloseable {
     ServerBootstrap proxy = new ServerBootstrap()
         .group(boss, workers)
         .channel(transport.serverChannel())
-        .option(ChannelOption.SO_BACKLOG, 1024)
+        // a burst of new connections waits in the kernel's accept queue (capped by net.core.somaxconn)
+        // instead of having its SYNs dropped, which clients retry only after 1 s, then 3 s
+        .option(ChannelOption.SO_BACKLOG, 4096)
         .option(ChannelOption.SO_REUSEADDR, true)
         .childOption(ChannelOption.AUTO_READ, false)
         .childOption(ChannelOption.TCP_NODELAY, true)

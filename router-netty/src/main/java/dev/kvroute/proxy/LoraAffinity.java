@@ -1,13 +1,13 @@
 package dev.kvroute.proxy;
 
+import dev.kvroute.core.exposition.PrometheusText;
+import dev.kvroute.core.exposition.Sample;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Set;
 import java.util.function.Function;
 import java.util.function.ToIntFunction;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
 
 /**
  * Prefers, for a request run with a LoRA adapter, the replicas that have the adapter running, as
@@ -28,8 +28,8 @@ import java.util.regex.Pattern;
  * <p>Stateless and thread-safe.
  */
 public final class LoraAffinity {
-  private static final Pattern INFO = Pattern.compile("(?m)^vllm:lora_requests_info\\{([^}]*)}");
-  private static final Pattern LABEL = Pattern.compile("(\\w+)=\"((?:[^\"\\\\]|\\\\.)*)\"");
+  /** vLLM's gauge of the adapters running and waiting, in its labels. */
+  static final String INFO_METRIC = "vllm:lora_requests_info";
 
   /**
    * What a replica reported of its adapters.
@@ -51,28 +51,40 @@ public final class LoraAffinity {
    * engines) are merged, their slots added.
    */
   static State parse(String metricsText) {
-    Matcher m = INFO.matcher(metricsText);
+    return state(PrometheusText.samples(metricsText, INFO_METRIC::equals));
+  }
+
+  /**
+   * The state in {@code vllm:lora_requests_info} samples (labels {@code running_lora_adapters},
+   * {@code waiting_lora_adapters}: comma-separated names; {@code max_lora}: a count, an unreadable one
+   * counting as 1), or {@link State#UNKNOWN} when there are none with labels. Several samples are merged, their
+   * slots added.
+   */
+  static State state(List<Sample> info) {
     Set<String> running = new java.util.TreeSet<>();
     Set<String> waiting = new java.util.TreeSet<>();
     int max = 0;
     boolean any = false;
-    while (m.find()) {
+    for (Sample s : info) {
+      if (s.labels().isEmpty()) {
+        continue; // vLLM's info gauge always has labels: this is not it
+      }
       any = true;
-      Matcher l = LABEL.matcher(m.group(1));
-      while (l.find()) {
-        String v = l.group(2);
-        switch (l.group(1)) {
-          case "running_lora_adapters" -> running.addAll(names(v));
-          case "waiting_lora_adapters" -> waiting.addAll(names(v));
-          case "max_lora" -> {
-            try {
-              max += Integer.parseInt(v);
-            } catch (NumberFormatException e) {
-              // an unreadable slot count: treat as one slot
-              max += 1;
-            }
-          }
-          default -> { }
+      String r = s.label("running_lora_adapters");
+      String w = s.label("waiting_lora_adapters");
+      String m = s.label("max_lora");
+      if (r != null) {
+        running.addAll(names(r));
+      }
+      if (w != null) {
+        waiting.addAll(names(w));
+      }
+      if (m != null) {
+        try {
+          max += Integer.parseInt(m);
+        } catch (NumberFormatException e) {
+          // an unreadable slot count: treat as one slot
+          max += 1;
         }
       }
     }

@@ -189,8 +189,7 @@ final class ModelCatalog {
       if (s.isTokens()) {
         tokenIds += s.tokenIds().length;
       } else {
-        String text = s.text();
-        chars += text.codePointCount(0, text.length());
+        chars += s.codePointCount(); // counted in the body's bytes: the text is not decoded
       }
     }
     int perToken = config.maxCharsPerToken();

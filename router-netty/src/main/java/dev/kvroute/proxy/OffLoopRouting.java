@@ -110,6 +110,15 @@ final class OffLoopRouting {
     }
 
     @Override
+    public boolean releaseReported(int engineCachedTokens) {
+      if (!ended.compareAndSet(false, true)) {
+        return false;
+      }
+      run(() -> lease.releaseReported(engineCachedTokens));
+      return true;
+    }
+
+    @Override
     public boolean releaseUnserved() {
       if (!ended.compareAndSet(false, true)) {
         return false;

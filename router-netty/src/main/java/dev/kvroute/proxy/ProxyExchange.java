@@ -216,7 +216,8 @@ final class ProxyExchange implements UpstreamHandler.Listener, Admission.Waiter 
     java.util.function.IntSupplier priority = () -> priority(ac, body.get(), h, tenant, auth);
     @SuppressWarnings("unchecked")
     AdmissionQueue.Ticket<Admission.Waiter>[] out = new AdmissionQueue.Ticket[1];
-    switch (admission.admit(this, priority, tenant, request.content().readableBytes(), out)) {
+    long received = timeline.firstNanos(Lifecycle.RECEIVED);
+    switch (admission.admit(this, priority, tenant, request.content().readableBytes(), received, out)) {
       case NOW:
         admissionPending = true;
         attempt();
@@ -915,9 +916,28 @@ final class ProxyExchange implements UpstreamHandler.Listener, Admission.Waiter 
    * pages only this request added (a rejected or failed request leaves the engine's cache as it was).
    */
   private void releaseLease() {
+    releaseLease(-1);
+  }
+
+  /**
+   * As {@link #releaseLease()}, with the engine's reported cached prompt tokens of a served request
+   * ({@code -1}: none), which correct the backend's approximate view when they contradict it
+   * ({@link dev.kvroute.core.index.UsageCorrection}, counted as {@code kvroute_index_usage_corrections})
+   * unless {@code index.correctFromUsage} is off.
+   */
+  private void releaseLease(long engineCachedTokens) {
     if (routed != null) {
       if (firstByteSeen && status >= 200 && status < 300) {
-        routed.lease().release();
+        if (engineCachedTokens >= 0 && px.config().index().correctFromUsage()) {
+          int cached = (int) Math.min(engineCachedTokens, Integer.MAX_VALUE);
+          if (dev.kvroute.core.index.UsageCorrection.keepPages(routed.promptTokens().length,
+              routed.predictedCachedTokens(), cached, px.core().index().pageSizeTokens()) >= 0) {
+            px.metrics().usageCorrection(backend.id().name());
+          }
+          routed.lease().releaseReported(cached);
+        } else {
+          routed.lease().release();
+        }
       } else {
         routed.lease().releaseUnserved();
       }
@@ -947,7 +967,12 @@ final class ProxyExchange implements UpstreamHandler.Listener, Admission.Waiter 
     cancelTimer();
     cancelClientTimer();
     closeUpstream();
-    releaseLease();
+    boolean reported = false;
+    if (usage != null && outcome == Outcome.SUCCESS) {
+      usage.end();
+      reported = usage.found();
+    }
+    releaseLease(reported ? usage.cachedTokens() : -1);
     if (ticket != null) {
       px.admission().cancel(ticket); // the client went away while queued: leave the queue at once
       ticket = null;
@@ -961,8 +986,7 @@ final class ProxyExchange implements UpstreamHandler.Listener, Admission.Waiter 
     timeline.mark(end, now, outcome.tag());
     String backendTag = backend == null ? "none" : backend.id().name();
     if (usage != null && outcome == Outcome.SUCCESS) {
-      usage.end();
-      if (usage.found()) {
+      if (reported) {
         px.metrics().reported(backendTag, usage.promptTokens(), usage.cachedTokens(),
             routed == null ? 0 : routed.predictedCachedTokens());
       } else {
@@ -971,7 +995,6 @@ final class ProxyExchange implements UpstreamHandler.Listener, Admission.Waiter 
     }
     px.metrics().request(backendTag, endpointTag, outcome, timeline.sinceStart(now));
     if (model != null) {
-      boolean reported = usage != null && outcome == Outcome.SUCCESS && usage.found();
       px.metrics().modelRequest(model.label(), outcome, reported ? usage.promptTokens() : 0,
           reported ? usage.cachedTokens() : -1);
     }

@@ -58,6 +58,27 @@ final class ProxyMetrics implements AutoCloseable {
   private final String policy;
   private final Map<BackendId, List<Meter>> backendMeters = new ConcurrentHashMap<>();
   private final JvmGcMetrics gc = new JvmGcMetrics();
+  /**
+   * Every meter a request updates, by its name and tag values, built and registered on first use:
+   * a request then costs one map lookup per meter instead of a builder, a sorted tag set and the
+   * registry's id lookup (about a dozen per request). Meters with these names are never removed from
+   * the registry (only the per-backend gauges are), so a cached meter stays the registered one.
+   */
+  private final ConcurrentHashMap<MeterKey, Meter> meters = new ConcurrentHashMap<>();
+
+  /** A meter's name and up to three tag values ({@code null} when unused). */
+  private record MeterKey(String name, Object a, Object b, Object c) {}
+
+  @SuppressWarnings("unchecked")
+  private <M extends Meter> M meter(String name, Object a, Object b, Object c,
+      java.util.function.Supplier<M> register) {
+    MeterKey key = new MeterKey(name, a, b, c);
+    Meter m = meters.get(key);
+    if (m == null) {
+      m = meters.computeIfAbsent(key, k -> register.get());
+    }
+    return (M) m;
+  }
 
   ProxyMetrics(String policy) {
     this.policy = policy;
@@ -76,17 +97,17 @@ final class ProxyMetrics implements AutoCloseable {
 
   /** One request ended: {@code kvroute.requests} and {@code kvroute.request.duration}. */
   void request(String backend, String endpoint, Outcome outcome, long durationNanos) {
-    Counter.builder("kvroute.requests")
+    this.<Counter>meter("kvroute.requests", backend, endpoint, outcome, () -> Counter.builder("kvroute.requests")
         .description("Requests by backend, policy, endpoint and outcome")
         .tags("backend", backend, "policy", policy, "endpoint", endpoint, "outcome", outcome.tag())
-        .register(registry)
+        .register(registry))
         .increment();
     if (outcome != Outcome.REJECTED) {
-      Timer.builder("kvroute.request.duration")
+      this.<Timer>meter("kvroute.request.duration", endpoint, outcome, null, () -> Timer.builder("kvroute.request.duration")
           .description("Time from the request read to the response's last byte written (or failure)")
           .tags("policy", policy, "endpoint", endpoint, "outcome", outcome.tag())
           .serviceLevelObjectives(durations(DURATION_BUCKETS_SECONDS))
-          .register(registry)
+          .register(registry))
           .record(durationNanos, TimeUnit.NANOSECONDS);
     }
   }
@@ -109,32 +130,32 @@ final class ProxyMetrics implements AutoCloseable {
    * @param cachedTokens engine-reported cached tokens, or {@code -1} when not reported
    */
   void modelRequest(String model, Outcome outcome, long promptTokens, long cachedTokens) {
-    Counter.builder("kvroute.model.requests")
+    this.<Counter>meter("kvroute.model.requests", model, outcome, null, () -> Counter.builder("kvroute.model.requests")
         .description("Generation requests by model (base or LoRA adapter) and outcome")
         .tags("model", model, "outcome", outcome.tag())
-        .register(registry)
+        .register(registry))
         .increment();
     if (cachedTokens >= 0) {
-      Counter.builder("kvroute.model.prompt.tokens")
+      this.<Counter>meter("kvroute.model.prompt.tokens", model, null, null, () -> Counter.builder("kvroute.model.prompt.tokens")
           .description("Engine-reported prompt tokens of requests whose cached tokens were reported, by model")
           .tags("model", model)
-          .register(registry)
+          .register(registry))
           .increment(promptTokens);
-      Counter.builder("kvroute.model.cached.tokens")
+      this.<Counter>meter("kvroute.model.cached.tokens", model, null, null, () -> Counter.builder("kvroute.model.cached.tokens")
           .description("Engine-reported cached prompt tokens, by model")
           .tags("model", model)
-          .register(registry)
+          .register(registry))
           .increment(cachedTokens);
     }
   }
 
   /** Router-observed time to first token by model (a bounded label, as {@link #modelRequest}). */
   void modelTtft(String model, long nanos) {
-    Timer.builder("kvroute.model.ttft")
+    this.<Timer>meter("kvroute.model.ttft", model, null, null, () -> Timer.builder("kvroute.model.ttft")
         .description("Router-observed time to first token by model (base or LoRA adapter)")
         .tags("model", model)
         .serviceLevelObjectives(durations(TTFT_BUCKETS_SECONDS))
-        .register(registry)
+        .register(registry))
         .record(nanos, TimeUnit.NANOSECONDS);
   }
 
@@ -145,26 +166,26 @@ final class ProxyMetrics implements AutoCloseable {
 
   /** Router-observed time to first token: request read to first response body byte. */
   void ttft(String backend, String endpoint, long nanos) {
-    Timer.builder("kvroute.ttft")
+    this.<Timer>meter("kvroute.ttft", backend, endpoint, null, () -> Timer.builder("kvroute.ttft")
         .description("Router-observed time to first token: request read to first response body byte from the backend")
         .tags("backend", backend, "endpoint", endpoint)
         .serviceLevelObjectives(durations(TTFT_BUCKETS_SECONDS))
-        .register(registry)
+        .register(registry))
         .record(nanos, TimeUnit.NANOSECONDS);
   }
 
   /** One routing decision and the rule that made it. */
   void decision(Rule rule, long decisionNanos) {
-    Counter.builder("kvroute.routing.decisions")
+    this.<Counter>meter("kvroute.routing.decisions", rule, null, null, () -> Counter.builder("kvroute.routing.decisions")
         .description("Routing decisions by policy and the rule that fired")
         .tags("policy", policy, "rule", rule.name().toLowerCase(java.util.Locale.ROOT))
-        .register(registry)
+        .register(registry))
         .increment();
-    Timer.builder("kvroute.routing.decision.duration")
+    this.<Timer>meter("kvroute.routing.decision.duration", null, null, null, () -> Timer.builder("kvroute.routing.decision.duration")
         .description("Time to route one request: tokenize, match the prefix index, apply the policy")
         .tags("policy", policy)
         .serviceLevelObjectives(durations(DECISION_BUCKETS_SECONDS))
-        .register(registry)
+        .register(registry))
         .record(decisionNanos, TimeUnit.NANOSECONDS);
   }
 
@@ -195,12 +216,14 @@ final class ProxyMetrics implements AutoCloseable {
     cachedByMode(mode, "predicted").record(predictedCachedTokens);
     cachedByMode(mode, "reported").record(cachedTokens);
     long error = predictedCachedTokens - cachedTokens;
-    DistributionSummary.builder("kvroute.prefix.prediction.error")
-        .description("Absolute difference between predicted and engine-reported cached tokens, by direction")
-        .baseUnit("tokens")
-        .tags("backend", backend, "direction", error > 0 ? "over" : error < 0 ? "under" : "exact")
-        .serviceLevelObjectives(TOKEN_BUCKETS)
-        .register(registry)
+    String direction = error > 0 ? "over" : error < 0 ? "under" : "exact";
+    this.<DistributionSummary>meter("kvroute.prefix.prediction.error", backend, direction, null,
+        () -> DistributionSummary.builder("kvroute.prefix.prediction.error")
+            .description("Absolute difference between predicted and engine-reported cached tokens, by direction")
+            .baseUnit("tokens")
+            .tags("backend", backend, "direction", direction)
+            .serviceLevelObjectives(TOKEN_BUCKETS)
+            .register(registry))
         .record(Math.abs(error));
   }
 
@@ -213,12 +236,25 @@ final class ProxyMetrics implements AutoCloseable {
   }
 
   private DistributionSummary cachedByMode(String mode, String source) {
-    return DistributionSummary.builder("kvroute.index.cached.tokens")
+    return meter("kvroute.index.cached.tokens", mode, source, null, () -> DistributionSummary.builder("kvroute.index.cached.tokens")
         .description("Cached prompt tokens of finished requests, as the index predicted them and as the engine "
             + "reported them, by the chosen backend's index mode")
         .baseUnit("tokens")
         .tags("mode", mode, "source", source)
-        .register(registry);
+        .register(registry));
+  }
+
+  /**
+   * A served request's reported cached tokens were fewer whole pages than the approximate index
+   * predicted for its backend ({@link dev.kvroute.core.index.UsageCorrection}), and corrected its
+   * view.
+   */
+  void usageCorrection(String backend) {
+    Counter.builder("kvroute.index.usage.corrections")
+        .description("Responses whose reported cached_tokens fell short of the index's prediction and corrected the backend's approximate view")
+        .tags("backend", backend)
+        .register(registry)
+        .increment();
   }
 
   /** A finished response carried no usage the router could read. */
@@ -227,10 +263,10 @@ final class ProxyMetrics implements AutoCloseable {
   }
 
   private void usageReport(String result) {
-    Counter.builder("kvroute.usage.reports")
+    this.<Counter>meter("kvroute.usage.reports", result, null, null, () -> Counter.builder("kvroute.usage.reports")
         .description("Finished generation responses by what usage the router could read from them")
         .tags("result", result)
-        .register(registry)
+        .register(registry))
         .increment();
   }
 
@@ -263,10 +299,10 @@ final class ProxyMetrics implements AutoCloseable {
 
   /** Whether an upstream connection came from the pool or was opened. */
   void poolAcquired(boolean reused) {
-    Counter.builder("kvroute.upstream.connections")
+    this.<Counter>meter("kvroute.upstream.connections", reused, null, null, () -> Counter.builder("kvroute.upstream.connections")
         .description("Upstream connections taken for requests, by source (pooled or new)")
         .tags("source", reused ? "pooled" : "new")
-        .register(registry)
+        .register(registry))
         .increment();
   }
 
@@ -335,9 +371,11 @@ final class ProxyMetrics implements AutoCloseable {
     Gauge.builder("kvroute.index.memory", core, c -> c.index().estimatedBytes())
         .description("Estimated heap bytes held by the prefix index")
         .baseUnit("bytes").register(registry);
-    Gauge.builder("kvroute.upstream.idle.connections", pool, UpstreamPool::idleCount)
-        .description("Idle pooled upstream connections")
-        .baseUnit("connections").register(registry);
+    if (pool != null) { // none in the endpoint picker, which forwards nothing itself
+      Gauge.builder("kvroute.upstream.idle.connections", pool, UpstreamPool::idleCount)
+          .description("Idle pooled upstream connections")
+          .baseUnit("connections").register(registry);
+    }
   }
 
   /** Unregisters the GC notification listeners; the registry itself needs no closing. */
@@ -347,12 +385,12 @@ final class ProxyMetrics implements AutoCloseable {
   }
 
   private DistributionSummary tokens(String name, String description, String backend) {
-    return DistributionSummary.builder(name)
+    return meter(name, backend, null, null, () -> DistributionSummary.builder(name)
         .description(description)
         .baseUnit("tokens")
         .tags("backend", backend)
         .serviceLevelObjectives(TOKEN_BUCKETS)
-        .register(registry);
+        .register(registry));
   }
 
   private static Duration[] durations(double[] seconds) {

@@ -1,5 +1,6 @@
 package dev.kvroute.proxy;
 
+import io.netty.buffer.ByteBuf;
 import io.netty.buffer.CompositeByteBuf;
 import io.netty.buffer.Unpooled;
 import io.netty.channel.ChannelFutureListener;
@@ -58,10 +59,18 @@ final class RequestAggregator extends ChannelInboundHandlerAdapter {
     RejectedRequest check(HttpRequest head);
   }
 
+  /**
+   * Bodies of a declared length up to this many bytes are gathered into one heap buffer of that
+   * length, so that parsing reads them where they are (a heap buffer has an array): no copy of the
+   * body and no garbage per request. Longer or chunked bodies are gathered as a composite of the
+   * buffers they arrived in, and copied once to be parsed.
+   */
+  static final int CONTIGUOUS_BODY_BYTES = 1 << 20;
+
   private final long maxBodyBytes;
   private final HeadCheck headCheck;
   private HttpRequest head;
-  private CompositeByteBuf body;
+  private ByteBuf body;
   private boolean draining;
 
   RequestAggregator(long maxBodyBytes) {
@@ -133,7 +142,9 @@ final class RequestAggregator extends ChannelInboundHandlerAdapter {
           .addListener(ChannelFutureListener.FIRE_EXCEPTION_ON_FAILURE);
     }
     head = req;
-    body = ctx.alloc().compositeBuffer(1024);
+    body = declared >= 0 && declared <= CONTIGUOUS_BODY_BYTES && !HttpUtil.isTransferEncodingChunked(req)
+        ? ctx.alloc().heapBuffer((int) declared)
+        : ctx.alloc().compositeBuffer(1024);
     if (req instanceof HttpContent) {
       onContent(ctx, (HttpContent) req);
     }
@@ -159,7 +170,11 @@ final class RequestAggregator extends ChannelInboundHandlerAdapter {
     }
     boolean last = chunk instanceof LastHttpContent;
     if (n > 0) {
-      body.addComponent(true, chunk.content().retain());
+      if (body instanceof CompositeByteBuf composite) {
+        composite.addComponent(true, chunk.content().retain());
+      } else {
+        body.writeBytes(chunk.content());
+      }
     }
     if (!(chunk instanceof HttpRequest)) {
       chunk.release();

@@ -248,7 +248,7 @@ final class EngineLoadIT {
       long since = System.nanoTime();
       await().atMost(Duration.ofSeconds(5)).until(() -> router.core().loads().load(id).foreignRequests() == 0);
       assertThat(Duration.ofNanos(System.nanoTime() - since))
-          .as("kept through %d failed scrapes 100 ms apart", HealthChecker.FAILED_SCRAPES_KEPT - 1)
+          .as("kept through %d failed scrapes 100 ms apart", EngineLoadScraper.FAILED_SCRAPES_KEPT - 1)
           .isGreaterThanOrEqualTo(Duration.ofMillis(150));
     }
   }

@@ -1,6 +1,7 @@
 package dev.kvroute.bench.cli;
 
 import dev.kvroute.bench.demo.Demo;
+import dev.kvroute.bench.demo.MultiModelDemo;
 import dev.kvroute.bench.load.LoadProgress;
 import dev.kvroute.bench.load.MeasuredRun;
 import dev.kvroute.bench.load.RunTrust;
@@ -38,8 +39,11 @@ import picocli.CommandLine.Option;
     },
     sortOptions = false)
 public final class DemoCommand implements Callable<Integer> {
-  @Option(names = "--policies", split = ",", paramLabel = "P[,P...]", description = "Policies to run (default: round-robin, sticky, cache-aware, cost).")
+  @Option(names = "--policies", split = ",", paramLabel = "P[,P...]", description = "Policies to run (default: round-robin, sticky, cache-aware, cost); P/precise (e.g. cache-aware/precise) runs P over the engines' KV events: the bundled engines publish them and the routers run --index precise.")
   List<String> policies = Demo.POLICIES;
+
+  @Option(names = "--routers", paramLabel = "N", description = "Router replicas in front of the same engines, each with its own index; requests are split across them round-robin, so a session's turns visit every one (the simulator's --routers) (default: ${DEFAULT-VALUE}).")
+  int routers = 1;
 
   @Option(names = "--time-scale", paramLabel = "K|auto", description = "Model seconds per wall second of the bundled engines, or auto: the fastest this machine keeps up with, measured by short warm-up runs (default: ${DEFAULT-VALUE}).")
   String timeScale = "5";
@@ -53,9 +57,14 @@ public final class DemoCommand implements Callable<Integer> {
   @Option(names = "--jitter-runs", paramLabel = "N", description = "Simulated runs with send times jittered by up to 10 wall ms (x K), besides the exact one; the real run agrees if it is within tolerance of their range (default: ${DEFAULT-VALUE}).")
   int jitterRuns = 3;
 
+  @Option(names = "--workload", paramLabel = "NAME", description = "seed (the explainer's table), or multi-model: two base models on disjoint replicas, one with LoRA adapters of Zipf popularity, each policy run adapter-affine and adapter-blind (default policies: cache-aware; see the multi-model flags) (default: ${DEFAULT-VALUE}).")
+  String workload = "seed";
+
   @Mixin SeedWorkloadOptions.SeedOnly seedOptions;
 
   @Mixin PolicyOptions policyOptions;
+
+  @Mixin MultiModelOptions multiModelOptions;
 
   @Override
   public Integer call() throws Exception {
@@ -71,9 +80,16 @@ public final class DemoCommand implements Callable<Integer> {
     if (Double.isNaN(k)) {
       k = Demo.calibrate(seedOptions.config(), policyOptions.policies(), log);
     }
+    if (MultiModelCommands.NAME.equals(workload)) {
+      return multiModel(k, log);
+    }
+    if (!"seed".equals(workload)) {
+      System.err.println("kvroute demo: --workload " + workload + " (expected: seed or multi-model)");
+      return 2;
+    }
     Demo.Settings settings =
         new Demo.Settings(
-            seedOptions.config(), policyOptions.policies(), policies, k,
+            seedOptions.config(), policyOptions.policies().withRouters(routers), policies, k,
             Math.max(1, Runtime.getRuntime().availableProcessors()), !noWarmUp, jitterRuns);
     Demo.Result r = Demo.run(settings, log, LoadProgress::terminal);
     double wall = (System.nanoTime() - t0) / 1e9;
@@ -103,6 +119,26 @@ public final class DemoCommand implements Callable<Integer> {
     return errors ? 1 : 0;
   }
 
+  /** {@code --workload multi-model}: affine and blind per policy, written to {@link #out}. */
+  private int multiModel(double k, PrintStream log) throws Exception {
+    List<String> names = policies == Demo.POLICIES ? MultiModelDemo.POLICIES : policies;
+    MultiModelCommands.Real real;
+    try {
+      real = MultiModelCommands.real(
+          seedOptions.config(), multiModelOptions, policyOptions.policies(), names, k, !noWarmUp, jitterRuns, log);
+    } catch (IllegalArgumentException e) {
+      System.err.println("kvroute demo: " + e.getMessage());
+      return 2;
+    }
+    ReportDocument doc = real.document();
+    ReportWriter.write(out.resolve("results.json"), ReportWriter.json(doc.run()));
+    ReportWriter.write(out.resolve("simulated.json"), ReportWriter.json(doc.prediction()));
+    ReportWriter.write(out.resolve("results.md"), ReportWriter.markdown(doc));
+    ReportWriter.write(out.resolve("index.html"), ReportWriter.html(doc));
+    System.out.println("Wrote " + out.resolve("results.json") + ", simulated.json, results.md, index.html.");
+    return real.exitCode();
+  }
+
   private static List<String> notes(Demo.Result r, Demo.Settings s, double wall) {
     List<String> notes = new ArrayList<>(SimulateCommand.notes(r.workload(), s.policies().config()));
     notes.add(
@@ -113,6 +149,10 @@ public final class DemoCommand implements Callable<Integer> {
                 + "prefill seconds from each engine's vllm:request_prefill_time_seconds_sum. Session starts open-loop, turns closed-loop "
                 + "(think time after each reply).",
             r.workload().fleet().replicas(), s.timeScale()));
+    if (s.policies().routers() > 1) {
+      notes.add(s.policies().routers() + " router replicas in front of the same engines (in the simulator and for real), "
+          + "requests split round-robin across them in send order, so a session's turns visit every one.");
+    }
     StringBuilder check = new StringBuilder("Cross-check of the hit rate with the engines' vllm:prefix_cache_hits/queries:");
     for (MeasuredRun m : r.runs()) {
       check.append(

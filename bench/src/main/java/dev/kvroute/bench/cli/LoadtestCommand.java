@@ -52,13 +52,13 @@ import picocli.CommandLine.Option;
     sortOptions = false)
 public final class LoadtestCommand implements Callable<Integer> {
 
-  @Option(names = "--target", paramLabel = "URL", description = "Base URL of the router (required, except for --workload mooncake, which without it runs each of --policies on a fresh bundled fleet).")
-  URI target;
+  @Option(names = "--target", split = ",", paramLabel = "URL[,URL...]", description = "Base URL of the router (required, except for --workload mooncake, which without it runs each of --policies on a fresh bundled fleet). Several (seed workload): router replicas in front of the same engines; requests are split across them round-robin in send order, so a session's turns visit every one, and --compare-policy simulates as many routers.")
+  List<URI> targets;
 
   @Option(names = "--engines", split = ",", paramLabel = "URL[,URL...]", description = "Base URLs of the engines behind it, in order (their /metrics gives prefill seconds); required with --target.")
   List<URI> engines;
 
-  @Option(names = "--workload", paramLabel = "NAME", description = "Workload: seed, or mooncake (the Mooncake conversation trace; see the mooncake flags) (default: ${DEFAULT-VALUE}).")
+  @Option(names = "--workload", paramLabel = "NAME", description = "Workload: seed, mooncake (the Mooncake conversation trace; see the mooncake flags), or multi-model (two base models, one with LoRA adapters, each policy adapter-affine and adapter-blind on bundled fleets, without --target; see the multi-model flags) (default: ${DEFAULT-VALUE}).")
   String workload = SeedWorkload.NAME;
 
   @Option(names = "--policies", split = ",", paramLabel = "P[,P...]", description = "mooncake without --target: policies to run, each on a fresh bundled fleet (default: round-robin, cache-aware, cost).")
@@ -93,8 +93,11 @@ public final class LoadtestCommand implements Callable<Integer> {
 
   @Mixin MooncakeOptions mooncakeOptions;
 
+  @Mixin MultiModelOptions multiModelOptions;
+
   @Override
   public Integer call() throws Exception {
+    URI target = targets == null ? null : targets.get(0);
     if ((target == null) != (engines == null)) {
       System.err.println("kvroute loadtest: --target and --engines go together");
       return 2;
@@ -121,8 +124,11 @@ public final class LoadtestCommand implements Callable<Integer> {
           target, engines, label, model, k, Duration.ofSeconds(timeoutSeconds), !noWarmUp,
           Math.max(1, Runtime.getRuntime().availableProcessors()), reports);
     }
+    if (MultiModelCommands.NAME.equals(workload)) {
+      return multiModel(k);
+    }
     if (!SeedWorkload.NAME.equals(workload)) {
-      System.err.println("kvroute loadtest: --workload " + workload + " (expected: seed or mooncake)");
+      System.err.println("kvroute loadtest: --workload " + workload + " (expected: seed, mooncake or multi-model)");
       return 2;
     }
     if (target == null) {
@@ -133,7 +139,7 @@ public final class LoadtestCommand implements Callable<Integer> {
     SeedWorkloadConfig config = seedOptions.config();
     Workload w = SeedWorkload.generate(config, tokenizer);
     LoadSettings settings =
-        new LoadSettings(target, k, model, Duration.ofSeconds(timeoutSeconds), 1);
+        new LoadSettings(target, k, model, Duration.ofSeconds(timeoutSeconds), 1).withTargets(targets);
     if (!noWarmUp) {
       Workload warm = SeedWorkload.generate(config.warmUp(), tokenizer);
       long t0 = System.nanoTime();
@@ -148,7 +154,7 @@ public final class LoadtestCommand implements Callable<Integer> {
     }
     System.err.printf(
         Locale.ROOT, "kvroute loadtest: %d sessions, %d requests against %s (time scale %s)%n",
-        w.sessions().size(), w.requests(), target, RunTrust.fmt(k));
+        w.sessions().size(), w.requests(), String.join(",", targets.stream().map(URI::toString).toList()), RunTrust.fmt(k));
     MeasuredRun run = LoadTest.run(w, settings, engines, label, LoadProgress.terminal(label));
     RunReport report = new RunReport(w.name(), k, List.of(run.figures()));
     System.out.print(Tables.figures(report).plain());
@@ -157,7 +163,9 @@ public final class LoadtestCommand implements Callable<Integer> {
         String.format(
             Locale.ROOT,
             "Workload %s: %d sessions, %d requests against %s; time scale %s; %.1f s of wall time.",
-            w.name(), w.sessions().size(), w.requests(), target, RunTrust.fmt(k), run.load().wallSeconds()));
+            w.name(), w.sessions().size(), w.requests(),
+            targets.size() == 1 ? target : targets.size() + " routers (round-robin split) " + targets,
+            RunTrust.fmt(k), run.load().wallSeconds()));
     notes.add(crossCheck(run));
     RunTrust trust = RunTrust.of(run, k, maxLagSeconds);
     notes.add(trust.describe(run.figures().policy()));
@@ -172,6 +180,29 @@ public final class LoadtestCommand implements Callable<Integer> {
         new ReportDocument("kvroute loadtest: " + w.name() + " workload", notes, report, range == null ? null : range.get(0));
     reports.write(doc);
     return run.load().errors() == 0 ? 0 : 1;
+  }
+
+  /**
+   * {@code --workload multi-model}: without {@code --target}, each of {@code --policies} (default
+   * cache-aware) adapter-affine and adapter-blind on fresh bundled fleets, beside the simulator.
+   */
+  private int multiModel(double k) throws Exception {
+    if (targets != null) {
+      System.err.println("kvroute loadtest: --workload multi-model runs on bundled fleets (its own engines with adapters,"
+          + " affine and blind routers); leave out --target and --engines");
+      return 2;
+    }
+    List<String> names = policies == MooncakeReplay.REAL_POLICIES ? dev.kvroute.bench.demo.MultiModelDemo.POLICIES : policies;
+    MultiModelCommands.Real real;
+    try {
+      real = MultiModelCommands.real(
+          seedOptions.config(), multiModelOptions, policyOptions.policies(), names, k, !noWarmUp, 3, System.err);
+    } catch (IllegalArgumentException e) {
+      System.err.println("kvroute loadtest: " + e.getMessage());
+      return 2;
+    }
+    reports.write(real.document());
+    return real.exitCode();
   }
 
   /**
@@ -215,7 +246,7 @@ public final class LoadtestCommand implements Callable<Integer> {
       Workload w, PromptTokenizer tokenizer, MeasuredRun run, double k, RunReport real, List<String> notes) {
     long capacity = run.engines().isEmpty() ? 0 : run.engines().get(0).kvCapacityTokens();
     Workload simulated = capacity > 0 ? w.withFleet(w.fleet().withKvCapacityTokens(capacity)) : w;
-    SimPolicies p = policyOptions.policies();
+    SimPolicies p = policyOptions.policies().withRouters(targets.size());
     List<String> names = List.of(comparePolicy);
     List<RunReport> range =
         Demo.predict(simulated, tokenizer, p, names, names, k, 3, Math.max(1, Runtime.getRuntime().availableProcessors()));

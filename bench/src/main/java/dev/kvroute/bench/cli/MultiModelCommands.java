@@ -1,5 +1,11 @@
 package dev.kvroute.bench.cli;
 
+import dev.kvroute.bench.demo.Demo;
+import dev.kvroute.bench.demo.MultiModelDemo;
+import dev.kvroute.bench.load.LoadProgress;
+import dev.kvroute.bench.load.MeasuredRun;
+import dev.kvroute.bench.load.RunTrust;
+import dev.kvroute.bench.report.Agreement;
 import dev.kvroute.bench.report.ModelBreakdown;
 import dev.kvroute.bench.report.PolicyFigures;
 import dev.kvroute.bench.report.ReportDocument;
@@ -49,7 +55,8 @@ final class MultiModelCommands {
     Workload w = workload(config, tokenizer);
     ModelPlan plan = options.plan(w.fleet().replicas(), w.sessions().size(), config.seed());
     Simulator simulator =
-        new Simulator(tokenizer, SingleTokenVocabulary.of(tokenizer.tokenizer()), policies, threads, diagnostics);
+        new Simulator(tokenizer, SingleTokenVocabulary.of(tokenizer.tokenizer()), policies, threads, diagnostics)
+            .withLoraScrape(options.loraScrapeSeconds);
     List<Simulator.ModelRun> runs = simulator.runModels(w, plan, names);
     double wall = (System.nanoTime() - t0) / 1e9;
 
@@ -67,6 +74,7 @@ final class MultiModelCommands {
     out.println();
     List<String> notes = new ArrayList<>(SimulateCommand.notes(w, policies.config()));
     notes.add(describe(plan));
+    notes.add(scrapeNote(options.loraScrapeSeconds));
     notes.add(String.format(Locale.ROOT, "Simulated in %.1f s of wall time.", wall));
     notes.forEach(out::println);
     if (diagnostics) {
@@ -79,6 +87,115 @@ final class MultiModelCommands {
     docNotes.add("By model:\n\n" + ModelBreakdown.table(breakdowns).markdown());
     outputs.write(new ReportDocument("kvroute simulate: " + w.name() + " workload", docNotes, report, null));
     return 0;
+  }
+
+  /** The paragraph that says how often the router reads the adapter slots. */
+  static String scrapeNote(double modelSeconds) {
+    return modelSeconds > 0
+        ? String.format(Locale.ROOT, "The router reads the engines' adapter slots (vllm:lora_requests_info) every %.2f model s, "
+            + "as its engine-load scrape does; LoRA affinity decides on the last read.", modelSeconds)
+        : "The router reads the engines' adapter slots live (--lora-scrape-seconds 0).";
+  }
+
+  /**
+   * {@code demo --workload multi-model}, and {@code loadtest --workload multi-model} without {@code
+   * --target}: each of {@code policyNames} affine and blind through real HTTP on fresh bundled fleets,
+   * beside the simulator's prediction; prints the tables and returns the documents to write (the real
+   * runs' page first, then the simulated runs').
+   *
+   * @throws IllegalArgumentException if the scrape interval at {@code timeScale} is below the router's
+   *     100 ms minimum, or a model parameter is out of range
+   */
+  static Real real(
+      SeedWorkloadConfig config, MultiModelOptions options, SimPolicies policies, List<String> policyNames,
+      double timeScale, boolean warmUp, int jitterRuns, PrintStream log) throws IOException, InterruptedException {
+    long t0 = System.nanoTime();
+    long intervalNanos = Math.round(options.loraScrapeSeconds / timeScale * 1e9);
+    if (intervalNanos < 100_000_000L) {
+      throw new IllegalArgumentException(String.format(
+          Locale.ROOT, "--lora-scrape-seconds %s at time scale %s is a router scrape every %.0f wall ms (expected: >= 100 ms,"
+              + " the router's minimum engine-load interval: give at least %s)",
+          options.loraScrapeSeconds, RunTrust.fmt(timeScale), intervalNanos / 1e6,
+          RunTrust.fmt(0.1 * timeScale)));
+    }
+    MultiModelDemo.Settings settings =
+        new MultiModelDemo.Settings(
+            config, options.adapters, options.baseShareOfB, options.maxLoras, options.loraLoadSeconds, policies,
+            policyNames, timeScale, java.time.Duration.ofNanos(intervalNanos),
+            Math.max(1, Runtime.getRuntime().availableProcessors()), warmUp, jitterRuns);
+    MultiModelDemo.Result r = MultiModelDemo.run(settings, log, LoadProgress::terminal);
+    double wall = (System.nanoTime() - t0) / 1e9;
+
+    PrintStream o = System.out;
+    o.println();
+    o.println("Measured through real HTTP (model seconds):");
+    o.print(Tables.figures(r.measured()).plain());
+    o.println();
+    o.println("Measured beside the simulator's prediction:");
+    o.print(Tables.comparison(r.measured(), r.simulatedRange()).plain());
+    o.println();
+    o.println("By model, measured:");
+    o.print(ModelBreakdown.table(r.measuredByModel()).plain());
+    o.println();
+    o.println("By model, simulated (exact run):");
+    o.print(ModelBreakdown.table(r.simulatedByModel()).plain());
+    o.println();
+    List<String> notes = new ArrayList<>(SimulateCommand.notes(r.workload(), policies.config()));
+    notes.add(describe(r.plan()));
+    notes.add(String.format(
+        Locale.ROOT,
+        "Real runs: for each run a fresh fleet of %d mock engines (model B's with --lora-modules of its %d adapters, --max-loras %d, "
+            + "adapter load %.2f model s) and a kvroute router on loopback that discovers them from /v1/models and scrapes their "
+            + "/metrics every %d wall ms (%.2f model s); time scale K = %s.",
+        r.workload().fleet().replicas(), options.adapters, options.maxLoras, options.loraLoadSeconds, intervalNanos / 1_000_000,
+        options.loraScrapeSeconds, RunTrust.fmt(timeScale)));
+    notes.add(scrapeNote(options.loraScrapeSeconds));
+    StringBuilder check = new StringBuilder("Cross-check of the hit rate with the engines' vllm:prefix_cache_hits/queries:");
+    for (MeasuredRun m : r.runs()) {
+      check.append(String.format(
+          Locale.ROOT, " %s %.1f%% (usage %.1f%%);", m.figures().policy(), m.engineHitRate() * 100,
+          m.figures().hitRate() * 100));
+      notes.add(RunTrust.of(m, timeScale, RunTrust.DEFAULT_MAX_LAG_SECONDS)
+          .describe(m.figures().policy()));
+    }
+    notes.add(check.substring(0, check.length() - 1) + ".");
+    long agree = Agreement.ofRange(r.measured(), r.simulatedRange()).stream().filter(Agreement::within).count();
+    notes.add(String.format(
+        Locale.ROOT,
+        "Simulator agreement (hit rate within %.0f points, mean TTFT within %.0f%%, busiest/mean within %.2f) with the range "
+            + "of the exact simulated run and %d with send times jittered by up to %.0f wall ms x K: %d of %d runs.",
+        Agreement.MAX_HIT_RATE_POINTS, Agreement.MAX_MEAN_TTFT_RELATIVE * 100, Agreement.MAX_BUSIEST_DELTA,
+        r.simulatedRange().size() - 1, Demo.JITTER_WALL_SECONDS * 1000, agree, r.measured().policies().size()));
+    for (String p : policyNames) {
+      notes.add(affineAgainstBlind(p, r.measured(), r.simulated()));
+    }
+    notes.add(String.format(Locale.ROOT, "Wall time: %.0f s in total, %.0f s of it the real runs.", wall, r.realWallSeconds()));
+    notes.forEach(o::println);
+    List<String> docNotes = new ArrayList<>(notes);
+    docNotes.add("By model, measured:\n\n" + ModelBreakdown.table(r.measuredByModel()).markdown());
+    docNotes.add("By model, simulated (exact run):\n\n" + ModelBreakdown.table(r.simulatedByModel()).markdown());
+    ReportDocument doc = new ReportDocument(
+        "kvroute: the multi-model workload through real sockets", docNotes, r.measured(), r.simulated(), r.simulatedRange());
+    boolean errors = r.runs().stream().anyMatch(x -> x.load().errors() > 0);
+    return new Real(r, doc, errors ? 1 : 0);
+  }
+
+  /** A real multi-model run's result, its report page and the command's exit code. */
+  record Real(MultiModelDemo.Result result, ReportDocument document, int exitCode) {}
+
+  /** One line: {@code policy}'s mean TTFT affine against blind, measured and simulated. */
+  static String affineAgainstBlind(String policy, RunReport measured, RunReport simulated) {
+    String affine = Simulator.ModelRun.label(policy, true);
+    String blind = Simulator.ModelRun.label(policy, false);
+    double ra = measured.policy(affine).orElseThrow().meanTtftSeconds();
+    double rb = measured.policy(blind).orElseThrow().meanTtftSeconds();
+    double sa = simulated.policy(affine).orElseThrow().meanTtftSeconds();
+    double sb = simulated.policy(blind).orElseThrow().meanTtftSeconds();
+    return String.format(
+        Locale.ROOT,
+        "%s: adapter-affine against adapter-blind mean TTFT: measured %.3f s against %.3f s (%s), simulated %.3f s against %.3f s (%s).",
+        policy, ra, rb, ra < rb ? String.format(Locale.ROOT, "affine %.2fx faster", rb / ra) : "affine NOT faster",
+        sa, sb, sa < sb ? String.format(Locale.ROOT, "affine %.2fx faster", sb / sa) : "affine NOT faster");
   }
 
   /** The paragraph that says how the models are laid out. */

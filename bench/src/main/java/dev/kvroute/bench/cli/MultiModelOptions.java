@@ -23,6 +23,9 @@ public final class MultiModelOptions {
   @Option(names = "--lora-load-seconds", paramLabel = "SECONDS", description = "multi-model: model time to load an adapter into a slot (default: ${DEFAULT-VALUE}).")
   double loraLoadSeconds = 0.5;
 
+  @Option(names = "--lora-scrape-seconds", paramLabel = "SECONDS", description = "multi-model: model seconds between the router's reads of the engines' adapter slots (vllm:lora_requests_info, read by its engine-load scrape: serve's --engine-load-interval times the engines' time scale); 0 = the simulator reads them live (default: ${DEFAULT-VALUE}, serve's default on a real fleet).")
+  double loraScrapeSeconds = 1;
+
   /**
    * The plan over {@code replicas} replicas and {@code sessions} sessions.
    *

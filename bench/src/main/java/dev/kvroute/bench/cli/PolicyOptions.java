@@ -46,8 +46,9 @@ public final class PolicyOptions {
   public SimPolicies policies() {
     PolicyConfig c =
         new PolicyConfig(
-            cacheThreshold, balanceAbsThreshold, balanceRelThreshold, LoadMeasure.fromName(loadMeasure),
-            virtualNodes, prefillWeight, decodeWeight, decodeTokensPerRequest, false);
+            D.config().name(), cacheThreshold, balanceAbsThreshold, balanceRelThreshold,
+            LoadMeasure.fromName(loadMeasure), virtualNodes, prefillWeight, decodeWeight, decodeTokensPerRequest,
+            false, policySeed);
     return new SimPolicies(c, policySeed, D.indexReplies());
   }
 }

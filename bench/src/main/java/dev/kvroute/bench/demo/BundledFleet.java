@@ -9,6 +9,10 @@ import dev.kvroute.core.tokenize.PromptTokenizer;
 import dev.kvroute.engine.model.EngineConfig;
 import dev.kvroute.engine.server.MockEngineFleet;
 import dev.kvroute.engine.server.MockEngineOptions;
+import dev.kvroute.engine.server.MockEngineServer;
+import dev.kvroute.engine.kvevents.BlockHashFormat;
+import dev.kvroute.engine.kvevents.KvEventLayout;
+import dev.kvroute.engine.kvevents.KvEventsConfig;
 import dev.kvroute.proxy.KvrouteServer;
 import dev.kvroute.proxy.config.BackendConfig;
 import dev.kvroute.proxy.config.ConfigLoader;
@@ -23,7 +27,11 @@ import java.util.Map;
  * (ephemeral ports, the seed engine configuration, time scale K, cached tokens reported in usage)
  * and a kvroute proxy, also on loopback only, in front of them running the policy with the
  * simulator's exact routing core configuration ({@link SimPolicies#core}), backends named {@code
- * engine-i} with the fleet's KV capacity.
+ * engine-i} with the fleet's KV capacity. With {@link SimPolicies#routers} {@code N > 1}, N proxies
+ * (each with its own core, seeded as the simulator's replicas). A policy named with {@link
+ * SimPolicies#PRECISE_SUFFIX} ({@code cache-aware/precise}) starts the engines with vLLM's KV-event
+ * publisher on (ephemeral loopback ports, with replay) and the proxies in precise index mode, each
+ * subscribed to every engine.
  *
  * <p>Thread-safe; close it to stop the router and the engines.
  */
@@ -32,11 +40,11 @@ public final class BundledFleet implements AutoCloseable {
   static final String LOOPBACK = "127.0.0.1";
 
   private final MockEngineFleet engines;
-  private final KvrouteServer router;
+  private final List<KvrouteServer> routers;
 
-  private BundledFleet(MockEngineFleet engines, KvrouteServer router) {
+  private BundledFleet(MockEngineFleet engines, List<KvrouteServer> routers) {
     this.engines = engines;
-    this.router = router;
+    this.routers = List.copyOf(routers);
   }
 
   /**
@@ -59,28 +67,57 @@ public final class BundledFleet implements AutoCloseable {
   public static BundledFleet start(
       FleetSpec fleet, EngineConfig engine, String policy, SimPolicies policies, double timeScale,
       PromptTokenizer tokenizer) {
-    MockEngineOptions options =
+    return start(fleet, engine, policy, policies, timeScale, tokenizer, (java.util.function.UnaryOperator<ProxyConfig>) null);
+  }
+
+  /**
+   * As {@link #start(FleetSpec, EngineConfig, String, SimPolicies, double, PromptTokenizer)}, with the
+   * router's configuration changed by {@code tune} ({@code null}: as {@link #routerConfig}, admission
+   * off as in the agreement runs).
+   */
+  public static BundledFleet start(
+      FleetSpec fleet, EngineConfig engine, String policy, SimPolicies policies, double timeScale,
+      PromptTokenizer tokenizer, java.util.function.UnaryOperator<ProxyConfig> tune) {
+    boolean precise = SimPolicies.precise(policy);
+    MockEngineOptions.Builder options =
         MockEngineOptions.builder()
             .host(LOOPBACK)
             .port(0)
             .engine(engine)
             .timeScale(timeScale)
             .enablePromptTokensDetails(true)
-            .tokenizer(tokenizer.tokenizer().name())
-            .build();
-    MockEngineFleet engines = MockEngineFleet.start(options, fleet.replicas());
+            .tokenizer(tokenizer.tokenizer().name());
+    if (precise) {
+      // vLLM's ZMQ publisher (current layout) with a replay socket, on ephemeral loopback ports
+      options.kvEvents(KvEventsConfig.ephemeral(KvEventLayout.CURRENT, BlockHashFormat.INT));
+    }
+    MockEngineFleet engines = MockEngineFleet.start(options.build(), fleet.replicas());
+    List<KvrouteServer> routers = new ArrayList<>();
     try {
       List<BackendConfig> backends = new ArrayList<>();
       for (int i = 0; i < fleet.replicas(); i++) {
+        MockEngineServer replica = engines.replicas().get(i);
         backends.add(
-            new BackendConfig(
-                URI.create(engines.urls().get(i)), SimPolicies.backendId(i).name(), fleet.kvCapacityTokens()));
+            precise
+                ? new BackendConfig(
+                    URI.create(engines.urls().get(i)), SimPolicies.backendId(i).name(), fleet.kvCapacityTokens(),
+                    List.of(), URI.create(replica.kvEventsEndpoint()), URI.create(replica.kvEventsReplayEndpoint()))
+                : new BackendConfig(
+                    URI.create(engines.urls().get(i)), SimPolicies.backendId(i).name(), fleet.kvCapacityTokens()));
       }
       ProxyConfig config = routerConfig(policy, backends);
-      RouterCore core = policies.core(policy, fleet.blockSizeTokens(), tokenizer, Ticker.system());
-      KvrouteServer router = KvrouteServer.start(config, core);
-      return new BundledFleet(engines, router);
+      if (tune != null) {
+        config = tune.apply(config);
+      }
+      for (int r = 0; r < policies.routers(); r++) {
+        RouterCore core = policies.core(policy, fleet.blockSizeTokens(), tokenizer, Ticker.system(), r);
+        routers.add(KvrouteServer.start(config, core));
+      }
+      return new BundledFleet(engines, routers);
     } catch (RuntimeException e) {
+      for (KvrouteServer r : routers) {
+        r.close();
+      }
       engines.close();
       throw e;
     }
@@ -96,16 +133,32 @@ public final class BundledFleet implements AutoCloseable {
    */
   static ProxyConfig routerConfig(String policy, List<BackendConfig> backends) {
     ProxyConfig c = ConfigLoader.parse("", Map.of("bind", LOOPBACK));
+    boolean precise = SimPolicies.precise(policy);
+    String name = precise ? policy.substring(0, policy.length() - SimPolicies.PRECISE_SUFFIX.length()) : policy;
     return c.withPort(0)
         .withAdminPort(-1)
-        .withPolicy(policy)
+        .withPolicy(name)
+        .withIndex(c.index().withMode(precise ? "precise" : "approximate"))
         .withAdmission(c.admission().withEnabled(false))
         .withBackends(backends);
   }
 
-  /** The router's base URL. */
+  /** The (first) router's base URL. */
   public URI routerUri() {
-    return router.uri();
+    return routers.get(0).uri();
+  }
+
+  /**
+   * Every router replica's base URL ({@link SimPolicies#routers} of them, each with its own index, load
+   * tracker and policy state, in front of the same engines); the load driver splits requests across
+   * them round-robin ({@link dev.kvroute.bench.load.LoadSettings#withTargets}).
+   */
+  public List<URI> routerUris() {
+    List<URI> out = new ArrayList<>();
+    for (KvrouteServer r : routers) {
+      out.add(r.uri());
+    }
+    return out;
   }
 
   /** The engines' base URLs, in fleet order. */
@@ -120,7 +173,9 @@ public final class BundledFleet implements AutoCloseable {
   @Override
   public void close() {
     try {
-      router.close();
+      for (KvrouteServer r : routers) {
+        r.close();
+      }
     } finally {
       engines.close();
     }

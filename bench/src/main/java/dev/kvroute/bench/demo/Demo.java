@@ -146,7 +146,8 @@ public final class Demo {
       try (BundledFleet fleet = BundledFleet.start(w.fleet(), policy, s.policies(), s.timeScale(), tokenizer)) {
         MeasuredRun run =
             LoadTest.run(
-                w, LoadSettings.of(fleet.routerUri(), s.timeScale(), null), fleet.engineUris(), policy,
+                w, LoadSettings.of(fleet.routerUri(), s.timeScale(), null).withTargets(fleet.routerUris()),
+                fleet.engineUris(), policy,
                 progress.apply(policy));
         runs.add(run);
         figures.add(run.figures());
@@ -187,7 +188,8 @@ public final class Demo {
     long t0 = System.nanoTime();
     MeasuredRun run;
     try (BundledFleet fleet = BundledFleet.start(w.fleet(), "cache-aware", policies, timeScale, tokenizer)) {
-      run = LoadTest.run(w, LoadSettings.of(fleet.routerUri(), timeScale, null), fleet.engineUris(), "warm-up",
+      run = LoadTest.run(w, LoadSettings.of(fleet.routerUri(), timeScale, null).withTargets(fleet.routerUris()),
+          fleet.engineUris(), "warm-up",
           LoadProgress.none());
     }
     RunTrust trust = RunTrust.of(run, timeScale, RunTrust.DEFAULT_MAX_LAG_SECONDS);

@@ -1,5 +1,6 @@
 package dev.kvroute.bench.load;
 
+import dev.kvroute.core.exposition.PrometheusText;
 import java.util.Map;
 import java.util.NavigableMap;
 import java.util.TreeMap;
@@ -59,9 +60,13 @@ public record ClockLag(NavigableMap<Double, Double> cumulative) {
     return new ClockLag(out);
   }
 
-  /** Adds one {@code _bucket} sample with upper bound {@code le} (as printed: a number or {@code +Inf}). */
+  /**
+   * Adds one {@code _bucket} sample with upper bound {@code le} (as printed: a number or {@code +Inf}).
+   *
+   * @throws NumberFormatException if {@code le} is not a Prometheus value
+   */
   static void add(TreeMap<Double, Double> into, String le, double count) {
-    double bound = le.equals("+Inf") ? Double.POSITIVE_INFINITY : Double.parseDouble(le);
+    double bound = PrometheusText.parseValue(le);
     into.merge(bound, count, Double::sum);
   }
 }

@@ -1,11 +1,14 @@
 package dev.kvroute.bench.load;
 
+import dev.kvroute.core.exposition.PrometheusText;
+import dev.kvroute.core.exposition.Sample;
 import java.io.IOException;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.time.Duration;
+import java.util.Set;
 import java.util.TreeMap;
 
 /**
@@ -81,7 +84,21 @@ public record EngineMetrics(
     return prefixCacheQueries > 0 ? prefixCacheHits / prefixCacheQueries : 0;
   }
 
-  /** Parses a Prometheus text exposition. Unknown lines are ignored. */
+  /** The metric names {@link #parse} reads. */
+  private static final Set<String> NAMES = Set.of(
+      "vllm:request_prefill_time_seconds_sum",
+      "vllm:prefix_cache_hits_total", "vllm:prefix_cache_hits",
+      "vllm:prefix_cache_queries_total", "vllm:prefix_cache_queries",
+      "vllm:time_to_first_token_seconds_sum",
+      "vllm:time_to_first_token_seconds_count",
+      "kvroute_mock_time_scale",
+      "kvroute_mock_clock_lag_seconds_bucket",
+      "vllm:cache_config_info");
+
+  /**
+   * Parses a Prometheus text exposition ({@link PrometheusText}). Unknown metrics and malformed lines
+   * are ignored.
+   */
   public static EngineMetrics parse(String text) {
     double prefill = 0;
     double hits = 0;
@@ -91,43 +108,9 @@ public record EngineMetrics(
     double timeScale = Double.NaN;
     TreeMap<Double, Double> lag = new TreeMap<>();
     long capacity = 0;
-    for (String line : text.split("\n")) {
-      if (line.isEmpty() || line.charAt(0) == '#') {
-        continue;
-      }
-      int brace = line.indexOf('{');
-      int space = line.indexOf(' ');
-      if (space < 0) {
-        continue;
-      }
-      String name;
-      String rest;
-      String le = null;
-      if (brace >= 0 && brace < space) {
-        int close = line.lastIndexOf('}');
-        if (close < 0) {
-          continue;
-        }
-        name = line.substring(0, brace);
-        String labels = line.substring(brace + 1, close);
-        le = label(labels, "le");
-        if (name.equals("vllm:cache_config_info")) {
-          capacity += capacityTokens(labels);
-        }
-        rest = line.substring(close + 1).trim();
-      } else {
-        name = line.substring(0, space);
-        rest = line.substring(space + 1).trim();
-      }
-      int end = rest.indexOf(' ');
-      String valueText = end < 0 ? rest : rest.substring(0, end);
-      double value;
-      try {
-        value = Double.parseDouble(valueText);
-      } catch (NumberFormatException e) {
-        continue;
-      }
-      switch (name) {
+    for (Sample s : PrometheusText.samples(text, NAMES::contains)) {
+      double value = s.value();
+      switch (s.name()) {
         case "vllm:request_prefill_time_seconds_sum" -> prefill += value;
         case "vllm:prefix_cache_hits_total", "vllm:prefix_cache_hits" -> hits += value;
         case "vllm:prefix_cache_queries_total", "vllm:prefix_cache_queries" -> queries += value;
@@ -135,37 +118,30 @@ public record EngineMetrics(
         case "vllm:time_to_first_token_seconds_count" -> ttftCount += value;
         case "kvroute_mock_time_scale" -> timeScale = value;
         case "kvroute_mock_clock_lag_seconds_bucket" -> {
-          if (le != null) {
-            ClockLag.add(lag, le, value);
+          try {
+            if (s.label("le") != null) {
+              ClockLag.add(lag, s.label("le"), value);
+            }
+          } catch (NumberFormatException e) {
+            // a bucket without a readable bound is malformed: skipped like any malformed line
           }
         }
+        case "vllm:cache_config_info" -> capacity += capacityTokens(s);
         default -> {}
       }
     }
     return new EngineMetrics(prefill, hits, queries, ttft, ttftCount, timeScale, new ClockLag(lag), capacity);
   }
 
-  /** {@code num_gpu_blocks x block_size} of a {@code vllm:cache_config_info} label set, 0 if unreadable. */
-  private static long capacityTokens(String labels) {
+  /** {@code num_gpu_blocks x block_size} of a {@code vllm:cache_config_info} sample, 0 if unreadable. */
+  private static long capacityTokens(Sample info) {
     try {
-      String blocks = label(labels, "num_gpu_blocks");
-      String size = label(labels, "block_size");
+      String blocks = info.label("num_gpu_blocks");
+      String size = info.label("block_size");
       return blocks == null || size == null ? 0 : Long.parseLong(blocks) * Long.parseLong(size);
     } catch (NumberFormatException e) {
       return 0;
     }
-  }
-
-  /** The value of label {@code name} in a sample's label set ({@code a="1",le="0.5"}), or null. */
-  private static String label(String labels, String name) {
-    String key = name + "=\"";
-    int at = labels.startsWith(key) ? 0 : labels.indexOf("," + key);
-    if (at < 0) {
-      return null;
-    }
-    int start = labels.indexOf('"', at) + 1;
-    int end = labels.indexOf('"', start);
-    return end < 0 ? null : labels.substring(start, end);
   }
 
   /**

@@ -14,6 +14,7 @@ import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.time.Duration;
 import java.util.Map;
+import java.util.function.IntFunction;
 
 /**
  * Sends a workload's sessions to a router through real HTTP and measures what the client sees.
@@ -45,7 +46,20 @@ public final class LoadDriver {
   public static LoadResult run(Workload workload, LoadSettings settings, LoadProgress progress)
       throws IOException, InterruptedException {
     String model = settings.model() != null ? settings.model() : discoverModel(settings.target());
-    try (Run run = new Run(workload, settings, model, progress)) {
+    return run(workload, settings, progress, session -> model);
+  }
+
+  /**
+   * As {@link #run(Workload, LoadSettings, LoadProgress)}, with each session's {@code model} field
+   * given by {@code sessionModel} (a session's index to the model or LoRA adapter its requests name;
+   * the multi-model workload), whatever {@code settings.model()} says.
+   *
+   * @throws InterruptedException if interrupted while waiting (the run's connections are closed)
+   */
+  public static LoadResult run(
+      Workload workload, LoadSettings settings, LoadProgress progress, IntFunction<String> sessionModel)
+      throws InterruptedException {
+    try (Run run = new Run(workload, settings, sessionModel, progress)) {
       return run.execute();
     }
   }
@@ -70,10 +84,10 @@ public final class LoadDriver {
   /** One run's sessions. */
   private static final class Run implements AutoCloseable {
     final Workload workload;
-    final String model;
+    final IntFunction<String> model;
     final LoadRun run;
 
-    Run(Workload workload, LoadSettings settings, String model, LoadProgress progress) {
+    Run(Workload workload, LoadSettings settings, IntFunction<String> model, LoadProgress progress) {
       this.workload = workload;
       this.model = model;
       this.run =
@@ -96,9 +110,9 @@ public final class LoadDriver {
       Session s = c.session();
       Turn turn = c.currentTurn();
       byte[] body =
-          ChatRequests.body(model, s.key(), c.nextRequest(), turn.replyTokens(), s.requestSeed(c.turn()));
+          ChatRequests.body(model.apply(s.index()), s.key(), c.nextRequest(), turn.replyTokens(), s.requestSeed(c.turn()));
       StreamedReply.post(
-          run.client,
+          run.nextClient(),
           "/v1/chat/completions",
           Map.of(ChatRequests.SESSION_HEADER, s.key()),
           body,

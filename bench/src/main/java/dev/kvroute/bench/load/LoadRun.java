@@ -33,6 +33,9 @@ final class LoadRun implements AutoCloseable {
   private static final int ERROR_SAMPLES = 5;
 
   final StreamingHttpClient client;
+  /** One client per router replica ({@link LoadSettings#targets}); {@code client} is the first. */
+  private final List<StreamingHttpClient> clients = new ArrayList<>();
+  private final AtomicLong sends = new AtomicLong();
   private final double timeScale;
   private final LoadProgress progress;
   private final long totalRequests;
@@ -59,8 +62,10 @@ final class LoadRun implements AutoCloseable {
     this.timeScale = settings.timeScale();
     this.progress = progress;
     this.totalRequests = totalRequests;
-    this.client =
-        new StreamingHttpClient(settings.target(), settings.ioThreads(), settings.requestTimeout().toNanos());
+    for (java.net.URI t : settings.targets()) {
+      clients.add(new StreamingHttpClient(t, settings.ioThreads(), settings.requestTimeout().toNanos()));
+    }
+    this.client = clients.get(0);
     this.timers =
         Executors.newSingleThreadScheduledExecutor(
             r -> {
@@ -92,6 +97,14 @@ final class LoadRun implements AutoCloseable {
         },
         Math.max(0, delay),
         TimeUnit.NANOSECONDS);
+  }
+
+  /**
+   * The client of the next request, in send order: the router replicas in turn ({@link
+   * LoadSettings#splitTargets}), or always {@link #client} for one router.
+   */
+  StreamingHttpClient nextClient() {
+    return clients.size() == 1 ? client : clients.get((int) (sends.getAndIncrement() % clients.size()));
   }
 
   /** The wall nanoseconds that {@code modelSeconds} take. */
@@ -176,6 +189,8 @@ final class LoadRun implements AutoCloseable {
   @Override
   public void close() {
     timers.shutdownNow();
-    client.close();
+    for (StreamingHttpClient c : clients) {
+      c.close();
+    }
   }
 }

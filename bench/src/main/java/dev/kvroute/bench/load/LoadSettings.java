@@ -2,6 +2,7 @@ package dev.kvroute.bench.load;
 
 import java.net.URI;
 import java.time.Duration;
+import java.util.List;
 import java.util.Objects;
 
 /**
@@ -17,10 +18,16 @@ import java.util.Objects;
  *     {@code /v1/models} lists
  * @param requestTimeout wall time after which an unfinished request fails
  * @param ioThreads event loop threads of the HTTP client
+ * @param splitTargets further router replicas in front of the same engines: request {@code n} of the
+ *     run, in send order, goes to {@code target} followed by these, {@code n} modulo their number (a
+ *     round-robin split, as the simulator's {@code --routers}, so a session's turns visit every
+ *     replica); empty (default) for one router
  */
-public record LoadSettings(URI target, double timeScale, String model, Duration requestTimeout, int ioThreads) {
+public record LoadSettings(
+    URI target, double timeScale, String model, Duration requestTimeout, int ioThreads, List<URI> splitTargets) {
   public LoadSettings {
     Objects.requireNonNull(target, "target");
+    splitTargets = List.copyOf(splitTargets);
     Objects.requireNonNull(requestTimeout, "requestTimeout");
     if (!(timeScale > 0)) {
       throw new IllegalArgumentException("timeScale: " + timeScale + " (expected: > 0)");
@@ -28,6 +35,28 @@ public record LoadSettings(URI target, double timeScale, String model, Duration 
     if (ioThreads < 1) {
       throw new IllegalArgumentException("ioThreads: " + ioThreads + " (expected: >= 1)");
     }
+  }
+
+  /** One router. */
+  public LoadSettings(URI target, double timeScale, String model, Duration requestTimeout, int ioThreads) {
+    this(target, timeScale, model, requestTimeout, ioThreads, List.of());
+  }
+
+  /** Every router replica the requests are split across: {@code target}, then {@code splitTargets}. */
+  public List<URI> targets() {
+    List<URI> all = new java.util.ArrayList<>(1 + splitTargets.size());
+    all.add(target);
+    all.addAll(splitTargets);
+    return all;
+  }
+
+  /** A copy whose requests are split round-robin across {@code targets} (the first is {@code target}). */
+  public LoadSettings withTargets(List<URI> targets) {
+    if (targets.isEmpty()) {
+      throw new IllegalArgumentException("targets: none (expected: at least one router URL)");
+    }
+    return new LoadSettings(targets.get(0), timeScale, model, requestTimeout, ioThreads,
+        targets.subList(1, targets.size()));
   }
 
   /** Settings with a 10-minute request timeout and one I/O thread. */

@@ -36,6 +36,19 @@ public final class LoadTest {
   }
 
   /**
+   * As {@link #run(Workload, LoadSettings, List, String, LoadProgress)}, each session naming the model
+   * {@code sessionModel} gives for its index (the multi-model workload's models and adapters).
+   *
+   * @throws IOException if an engine's metrics cannot be read
+   * @throws InterruptedException if interrupted
+   */
+  public static MeasuredRun run(
+      Workload workload, LoadSettings settings, List<URI> engines, String label, LoadProgress progress,
+      java.util.function.IntFunction<String> sessionModel) throws IOException, InterruptedException {
+    return measure(engines, label, () -> LoadDriver.run(workload, settings, progress, sessionModel));
+  }
+
+  /**
    * Sends an open-loop {@code workload} ({@link OpenLoopDriver}) to {@code settings.target()} and
    * measures it as policy {@code label}.
    *

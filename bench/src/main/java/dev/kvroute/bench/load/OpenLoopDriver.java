@@ -103,7 +103,7 @@ public final class OpenLoopDriver {
       Map<String, String> headers = key == null ? Map.of() : Map.of(ChatRequests.SESSION_HEADER, key);
       run.began();
       StreamedReply.post(
-          run.client,
+          run.nextClient(),
           "/v1/completions",
           headers,
           body,

@@ -31,6 +31,16 @@ final class StreamedReply implements StreamingHttpClient.ResponseListener {
 
     /** The exchange failed or the stream was incomplete; {@code problem} says how. */
     void failed(String problem);
+
+    /**
+     * The server answered a non-2xx status; by default a failure.
+     *
+     * @param retryAfter whether the response carried {@code Retry-After}
+     * @param message the status and the start of the body
+     */
+    default void refused(int status, boolean retryAfter, String message) {
+      failed(message);
+    }
   }
 
   private final ChatStreamReader reader;
@@ -120,6 +130,10 @@ final class StreamedReply implements StreamingHttpClient.ResponseListener {
 
   @Override
   public void onError(Throwable cause) {
+    if (cause instanceof StreamingHttpClient.StatusException s) {
+      outcome.refused(s.status(), s.retryAfter() != null, s.getMessage());
+      return;
+    }
     outcome.failed(cause.getMessage());
   }
 }

@@ -70,6 +70,27 @@ final class StreamingHttpClient implements AutoCloseable {
     void onError(Throwable cause);
   }
 
+  /** A non-2xx response: its status, and the start of its body in the message. */
+  static final class StatusException extends IOException {
+    private final int status;
+    private final String retryAfter;
+
+    StatusException(int status, String retryAfter, String message) {
+      super(message);
+      this.status = status;
+      this.retryAfter = retryAfter;
+    }
+
+    int status() {
+      return status;
+    }
+
+    /** The response's {@code Retry-After} header, or {@code null}. */
+    String retryAfter() {
+      return retryAfter;
+    }
+  }
+
   private final URI base;
   private final String hostHeader;
   private final EventLoopGroup group;
@@ -204,6 +225,7 @@ final class StreamingHttpClient implements AutoCloseable {
     boolean keepAlive;
     boolean done;
     ByteBuf errorBody;
+    String retryAfter;
 
     Exchange(String path, Map<String, String> headers, byte[] body, ResponseListener listener) {
       this.path = path;
@@ -266,6 +288,7 @@ final class StreamingHttpClient implements AutoCloseable {
         if (ex.status / 100 == 2) {
           ex.listener.onHeaders(ex.status, res.headers());
         } else {
+          ex.retryAfter = res.headers().get(HttpHeaderNames.RETRY_AFTER);
           ex.errorBody = ctx.alloc().buffer();
         }
       }
@@ -280,7 +303,7 @@ final class StreamingHttpClient implements AutoCloseable {
         if (msg instanceof LastHttpContent) {
           if (ex.errorBody != null) {
             String text = ex.errorBody.toString(StandardCharsets.UTF_8);
-            ex.fail(new IOException("HTTP " + ex.status + " from " + base + ex.path + ": " + text));
+            ex.fail(new StatusException(ex.status, ex.retryAfter, "HTTP " + ex.status + " from " + base + ex.path + ": " + text));
             ctx.close();
           } else {
             ex.end();

@@ -4,6 +4,7 @@
  * reader, client-side TTFT, and the engines' Prometheus counters read before and after ({@link
  * dev.kvroute.bench.load.EngineMetrics}).
  *
- * <p>May use {@code dev.kvroute.bench.workload} and {@code .report}, Netty and Jackson.
+ * <p>May use {@code dev.kvroute.bench.workload} and {@code .report}, router-core's Prometheus text
+ * reader ({@code dev.kvroute.core.exposition}), Netty and Jackson.
  */
 package dev.kvroute.bench.load;

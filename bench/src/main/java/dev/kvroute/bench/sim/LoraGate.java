@@ -31,6 +31,8 @@ final class LoraGate {
       new PriorityQueue<>(Comparator.comparingLong(Pending::readyNanos).thenComparingLong(Pending::seq));
   private final ArrayDeque<EngineRequest> waiting = new ArrayDeque<>();
   private long nextSeq;
+  /** The state the router last read ({@link #scrape}), or null when it reads the live state. */
+  private LoraAffinity.State reported;
 
   LoraGate(EngineModel engine, LoraSlots slots) {
     this.engine = engine;
@@ -96,6 +98,26 @@ final class LoraGate {
       waitingNames.add(r.loraName());
     }
     return new LoraAffinity.State(Set.copyOf(slots.running()), Set.copyOf(waitingNames), slots.maxLoras());
+  }
+
+  /**
+   * The router reads the state now, as the proxy's engine-load scrape reads {@code
+   * vllm:lora_requests_info}: {@link #reported()} returns it until the next scrape.
+   */
+  void scrape() {
+    reported = state();
+  }
+
+  /**
+   * What the router knows of the adapter state: the last {@link #scrape} (what nothing was scraped
+   * yet reads as {@link LoraAffinity.State#UNKNOWN}, as in the proxy before its first scrape) when the
+   * simulation models the scrape, else the live {@link #state()}.
+   */
+  LoraAffinity.State reported(boolean scraped) {
+    if (!scraped) {
+      return state();
+    }
+    return reported == null ? LoraAffinity.State.UNKNOWN : reported;
   }
 
   /** Adapter loads so far. */

@@ -131,6 +131,11 @@ final class OpenLoopSimulation {
   }
 
   private int[] output(int index, int length) {
+    return output(replyTokenIds, index, length);
+  }
+
+  /** Request {@code index}'s {@code length} output tokens, drawn from {@code replyTokenIds} as the class comment says. */
+  static int[] output(int[] replyTokenIds, int index, int length) {
     int[] out = new int[length];
     long state = index * 0x9E3779B97F4A7C15L;
     long n = replyTokenIds.length;

@@ -25,8 +25,20 @@ record SimFleet(FleetSpec spec, List<EngineModel> engines, VirtualClock clock, M
    *     proxy reads {@code vllm:lora_requests_info})
    * @param loraAffinity whether routing prefers the replicas running a request's adapter ({@code
    *     --lora-affinity})
+   * @param scraped whether the router reads the gates' state as last scraped ({@link
+   *     LoraGate#reported}) rather than live
    */
-  record Models(ModelPlan plan, List<LoraGate> gates, boolean loraAffinity) {}
+  record Models(ModelPlan plan, List<LoraGate> gates, boolean loraAffinity, boolean scraped) {
+    /** The router reads the gates' state live. */
+    Models(ModelPlan plan, List<LoraGate> gates, boolean loraAffinity) {
+      this(plan, gates, loraAffinity, false);
+    }
+
+    /** The adapter state of replica {@code i} as the router knows it. */
+    dev.kvroute.proxy.LoraAffinity.State state(int i) {
+      return gates.get(i).reported(scraped);
+    }
+  }
 
   SimFleet(FleetSpec spec, List<EngineModel> engines, VirtualClock clock) {
     this(spec, engines, clock, null);

@@ -191,14 +191,36 @@ public record SimPolicies(PolicyConfig config, long seed, boolean indexReplies, 
    * @throws IllegalArgumentException for {@code oracle} or an unknown name
    */
   public RouterCore core(String name, int pageSizeTokens, PromptTokenizer tokenizer, dev.kvroute.core.Ticker ticker) {
+    return core(name, pageSizeTokens, tokenizer, ticker, 0);
+  }
+
+  /**
+   * As {@link #core(String, int, PromptTokenizer, dev.kvroute.core.Ticker)} for router replica {@code
+   * replica} of {@link #routers}: its policy's draws are seeded with {@code seed + replica}, as the
+   * simulator's replicas are. A name with {@link #PRECISE_SUFFIX} gets a {@link KvEventIndex} (default
+   * settings: llm-d's 2 s speculative entries) over the radix index, which the proxy subscribes to the
+   * engines' KV events in precise mode.
+   *
+   * @throws IllegalArgumentException for {@code oracle}, an unknown name, or {@code replica} outside
+   *     {@code 0..routers-1}
+   */
+  public RouterCore core(
+      String name, int pageSizeTokens, PromptTokenizer tokenizer, dev.kvroute.core.Ticker ticker, int replica) {
     if (ORACLE.equals(name)) {
       throw new IllegalArgumentException("policy: oracle (expected: a policy a real router can run)");
     }
     check(name);
+    if (replica < 0 || replica >= routers) {
+      throw new IllegalArgumentException("replica: " + replica + " (expected: 0.." + (routers - 1) + ")");
+    }
+    PrefixIndex index = PrefixIndex.radix(pageSizeTokens, ticker);
+    if (precise(name)) {
+      index = KvEventIndex.create(index, ticker, KvEventIndex.Settings.DEFAULT);
+    }
     return RouterCore.create(
-        Policies.create(name, config, new SplittableRandom(seed)),
+        Policies.create(policyOf(name), config, new SplittableRandom(seed + replica)),
         tokenizer,
-        PrefixIndex.radix(pageSizeTokens, ticker),
+        index,
         LoadTracker.create());
   }
 
@@ -231,7 +253,7 @@ public record SimPolicies(PolicyConfig config, long seed, boolean indexReplies, 
     if (!models.loraAffinity()) {
       return serving;
     }
-    return LoraAffinity.prefer(serving, model.adapter(), i -> models.gates().get(i).state(), inFlight, maxExtraInFlight);
+    return LoraAffinity.prefer(serving, model.adapter(), models::state, inFlight, maxExtraInFlight);
   }
 
   /** A router-core router, as the proxy runs it. */
@@ -271,6 +293,23 @@ public record SimPolicies(PolicyConfig config, long seed, boolean indexReplies, 
       // ts = the virtual time, so the index's lag is 0 (the simulator has no network)
       byte[] payload = encoder.encode(nowNanos / 1e9, events, 0);
       streams.get(replica).onMessage(nextSeq.get(replica)[0]++, payload);
+    }
+
+    @Override
+    public Routed route(RequestView view, java.util.function.IntPredicate allowed) {
+      if (models != null) {
+        return route(view);
+      }
+      List<BackendId> ids = new ArrayList<>(backends.size());
+      for (int i = 0; i < backends.size(); i++) {
+        if (allowed.test(i)) {
+          ids.add(backends.get(i));
+        }
+      }
+      RouterCore.Routed r = core.route(view, ids.isEmpty() ? backends : ids);
+      return new Routed(
+          replicas.get(r.decision().backend()), r.promptTokens(), r.lease(), r.decision().rule(),
+          r.predictedCachedTokens());
     }
 
     @Override

@@ -108,7 +108,8 @@ final class SimRequests<C> implements EngineListener {
       throw new IllegalStateException(
           "request " + requestId + " on replica " + f.routed.replica() + " ended with " + reason);
     }
-    f.routed.lease().release();
+    // as the proxy does with usage.prompt_tokens_details.cached_tokens (index.correctFromUsage)
+    f.routed.lease().releaseReported(f.cachedTokens);
     router.finished(f.routed, f.outputTokens);
     figures.record(f.routed.promptTokens().length, f.cachedTokens, f.ttftNanos / 1e9);
     records.add(

@@ -30,6 +30,15 @@ interface SimRouter {
   /** Routes {@code view} to one of the fleet's replicas and takes its load lease. */
   Routed route(RequestView view);
 
+  /**
+   * Routes {@code view} among the replicas {@code allowed} accepts (at least one), as the proxy routes
+   * among the unsaturated backends under admission control. Routers that cannot restrict their choice
+   * ignore {@code allowed}.
+   */
+  default Routed route(RequestView view, java.util.function.IntPredicate allowed) {
+    return route(view);
+  }
+
   /** The request routed as {@code routed} ended after generating {@code outputTokens}. */
   default void finished(Routed routed, int[] outputTokens) {}
 

@@ -70,6 +70,10 @@ final class Simulation {
   private long lostTokensAtRoute;
   private long nextSeq;
   private long nextRequestId;
+  /** Model time between the router's reads of the adapter slots, or 0 when it reads them live. */
+  private final long loraScrapeNanos;
+  /** Model time of the router's next read of the adapter slots, or {@link Long#MAX_VALUE}. */
+  private long nextScrapeNanos = Long.MAX_VALUE;
 
   private record ClientEvent(long timeNanos, long seq, Conversation conversation) {}
 
@@ -108,6 +112,32 @@ final class Simulation {
       SendJitter jitter,
       ModelPlan plan,
       boolean loraAffinity) {
+    this(workload, vocabulary, routerFactory, diagnose, jitter, plan, loraAffinity, 0);
+  }
+
+  /**
+   * As above, with the router reading the engines' adapter slots every {@code loraScrapeSeconds} of
+   * model time, as the proxy's engine-load scrape reads {@code vllm:lora_requests_info} (every {@code
+   * --engine-load-interval} of wall time, which is that times K of model time): LoRA affinity decides
+   * on the state of the last read, not the live one. The first read is at a phase drawn from the
+   * jitter's seed within the first interval (0 without jitter), since a real router's scrapes start
+   * when it does, not with the workload. {@code 0} reads the live state.
+   *
+   * @throws IllegalArgumentException if {@code loraScrapeSeconds} is negative or not finite
+   */
+  Simulation(
+      Workload workload,
+      SingleTokenVocabulary vocabulary,
+      Function<SimFleet, SimRouter> routerFactory,
+      boolean diagnose,
+      SendJitter jitter,
+      ModelPlan plan,
+      boolean loraAffinity,
+      double loraScrapeSeconds) {
+    if (!(loraScrapeSeconds >= 0) || Double.isInfinite(loraScrapeSeconds)) {
+      throw new IllegalArgumentException("loraScrapeSeconds: " + loraScrapeSeconds + " (expected: >= 0)");
+    }
+    this.loraScrapeNanos = plan == null ? 0 : secondsToNanos(loraScrapeSeconds);
     this.workload = workload;
     this.plan = plan;
     this.diagnose = diagnose;
@@ -130,7 +160,11 @@ final class Simulation {
               : new LoraGate(e, new LoraSlots(plan.maxLoras(), secondsToNanos(plan.loraLoadSeconds()))));
     }
     blockSize = config.blockSizeTokens();
-    SimFleet.Models models = plan == null ? null : new SimFleet.Models(plan, List.copyOf(gates), loraAffinity);
+    SimFleet.Models models =
+        plan == null ? null : new SimFleet.Models(plan, List.copyOf(gates), loraAffinity, loraScrapeNanos > 0);
+    if (loraScrapeNanos > 0) {
+      nextScrapeNanos = jitter.maxSeconds() > 0 ? (long) (new SplittableRandom(~jitter.seed()).nextDouble() * loraScrapeNanos) : 0;
+    }
     this.router = routerFactory.apply(new SimFleet(workload.fleet(), List.copyOf(engines), clock, models));
     this.requests = new SimRequests<>(router, engines.size(), this::finished);
     for (int i = 0; i < engines.size(); i++) {
@@ -176,6 +210,16 @@ final class Simulation {
       long clientTime = next == null ? Long.MAX_VALUE : next.timeNanos();
       if (engineTime == Long.MAX_VALUE && clientTime == Long.MAX_VALUE) {
         break;
+      }
+      if (nextScrapeNanos < engineTime && nextScrapeNanos <= clientTime) {
+        // the router reads every engine's adapter slots (after the engines' events before this instant)
+        clock.advanceTo(nextScrapeNanos);
+        for (int i = 0; i < engines.size(); i++) {
+          gates.get(i).advanceTo(nextScrapeNanos, listeners.get(i));
+          gates.get(i).scrape();
+        }
+        nextScrapeNanos += loraScrapeNanos;
+        continue;
       }
       if (engineTime <= clientTime) {
         clock.advanceTo(engineTime);

@@ -27,6 +27,8 @@ public final class Simulator {
   private final int threads;
   private final boolean diagnose;
   private final SendJitter jitter;
+  /** Model seconds between the router's reads of the adapter slots; 0 = live (multi-model runs). */
+  private final double loraScrapeSeconds;
 
   /**
    * @param tokenizer the prompt tokenizer the router uses (shared, thread-safe)
@@ -50,7 +52,7 @@ public final class Simulator {
       SimPolicies policies,
       int threads,
       boolean diagnose) {
-    this(tokenizer, vocabulary, policies, threads, diagnose, SendJitter.NONE);
+    this(tokenizer, vocabulary, policies, threads, diagnose, SendJitter.NONE, 0);
   }
 
   private Simulator(
@@ -59,7 +61,12 @@ public final class Simulator {
       SimPolicies policies,
       int threads,
       boolean diagnose,
-      SendJitter jitter) {
+      SendJitter jitter,
+      double loraScrapeSeconds) {
+    if (!(loraScrapeSeconds >= 0) || Double.isInfinite(loraScrapeSeconds)) {
+      throw new IllegalArgumentException("loraScrapeSeconds: " + loraScrapeSeconds + " (expected: >= 0)");
+    }
+    this.loraScrapeSeconds = loraScrapeSeconds;
     this.jitter = jitter;
     this.diagnose = diagnose;
     this.tokenizer = Objects.requireNonNull(tokenizer, "tokenizer");
@@ -73,7 +80,18 @@ public final class Simulator {
 
   /** A simulator like this one whose requests are sent with {@code jitter}. */
   public Simulator withJitter(SendJitter jitter) {
-    return new Simulator(tokenizer, vocabulary, policies, threads, diagnose, jitter);
+    return new Simulator(tokenizer, vocabulary, policies, threads, diagnose, jitter, loraScrapeSeconds);
+  }
+
+  /**
+   * A simulator like this one whose multi-model runs read the engines' adapter slots every {@code
+   * modelSeconds} of model time, as the proxy's engine-load scrape does (its {@code
+   * --engine-load-interval} times the engines' time scale), instead of live; {@code 0} reads them live.
+   *
+   * @throws IllegalArgumentException if {@code modelSeconds} is negative or not finite
+   */
+  public Simulator withLoraScrape(double modelSeconds) {
+    return new Simulator(tokenizer, vocabulary, policies, threads, diagnose, jitter, modelSeconds);
   }
 
   /**
@@ -116,7 +134,7 @@ public final class Simulator {
     Simulation sim =
         new Simulation(
             workload, vocabulary, fleet -> policies.router(policy, fleet, tokenizer), diagnose, jitter, plan,
-            loraAffinity);
+            loraAffinity, loraScrapeSeconds);
     PolicyFigures f = sim.run(policy);
     return new Result(f, sim.diagnostics(policy));
   }
@@ -134,7 +152,7 @@ public final class Simulator {
       return label(policy, loraAffinity);
     }
 
-    static String label(String policy, boolean loraAffinity) {
+    public static String label(String policy, boolean loraAffinity) {
       return policy + (loraAffinity ? ", affine" : ", blind");
     }
   }

@@ -21,4 +21,14 @@ final class BundledFleetTest {
     assertThat(c.policy().name()).isEqualTo("cache-aware");
     assertThat(c.backends()).isEqualTo(backends);
   }
+
+  @Test
+  void aPreciseNameRunsItsPolicyInPreciseIndexMode() {
+    List<BackendConfig> backends =
+        List.of(new BackendConfig(URI.create("http://127.0.0.1:18100"), "engine-0", 1_048_576L));
+    ProxyConfig precise = BundledFleet.routerConfig("cache-aware/precise", backends);
+    assertThat(precise.policy().name()).isEqualTo("cache-aware");
+    assertThat(precise.index().mode()).isEqualTo("precise");
+    assertThat(BundledFleet.routerConfig("cache-aware", backends).index().mode()).isEqualTo("approximate");
+  }
 }

@@ -51,4 +51,17 @@ class EngineMetricsTest {
     assertThat(EngineMetrics.parse("vllm:prefix_cache_hits 5\n").timeScale()).isNaN();
     assertThat(EngineMetrics.parse("vllm:prefix_cache_hits 5\n").clockLag().count()).isZero();
   }
+
+  @Test
+  void aMalformedLineOrBucketBoundCostsOnlyItself() {
+    String text = "vllm:prefix_cache_hits_total{model_name=\"a \\\"quoted\\\" name\"} 5\n"
+        + "vllm:prefix_cache_queries_total{model_name=\"m\" 99\n"
+        + "vllm:prefix_cache_queries_total 10\n"
+        + "kvroute_mock_clock_lag_seconds_bucket{le=\"soon\"} 3\n"
+        + "kvroute_mock_clock_lag_seconds_bucket{le=\"+Inf\"} 4\n";
+    EngineMetrics m = EngineMetrics.parse(text);
+    assertThat(m.prefixCacheHits()).isEqualTo(5);
+    assertThat(m.prefixCacheQueries()).isEqualTo(10);
+    assertThat(m.clockLag().cumulative()).containsOnlyKeys(Double.POSITIVE_INFINITY);
+  }
 }

@@ -74,4 +74,23 @@ class LoadDriverTest {
       assertThat(r.figures().requests()).isEqualTo(256);
     }
   }
+
+  @Test
+  void requestsAreSplitRoundRobinAcrossRouterReplicasSoASessionVisitsEach() throws Exception {
+    try (FakeChatServer first = new FakeChatServer(1); FakeChatServer second = new FakeChatServer(1)) {
+      // one session of four turns: its turns alternate between the two replicas
+      LoadSettings settings = LoadSettings.of(first.uri(), 1, "m").withTargets(List.of(first.uri(), second.uri()));
+      assertThat(settings.targets()).containsExactly(first.uri(), second.uri());
+      LoadResult r = LoadDriver.run(workload(1, 4), settings, LoadProgress.none());
+      assertThat(r.errors()).isZero();
+      assertThat(r.figures().requests()).isEqualTo(4);
+      assertThat(first.requests).hasSize(2);
+      assertThat(second.requests).hasSize(2);
+      assertThat(first.requests.get(0).get("messages")).hasSize(1); // turns 1 and 3 here
+      assertThat(second.requests.get(0).get("messages")).hasSize(3); // turns 2 and 4 there
+      assertThat(second.requests.get(1).get("messages")).hasSize(7);
+      assertThat(first.sessionHeaders).containsOnly("session-0");
+      assertThat(second.sessionHeaders).containsOnly("session-0");
+    }
+  }
 }

@@ -111,7 +111,7 @@ final class NettyMockEngine implements MockEngineServer {
     try {
       tokenizer.tokenize(parser.parse(Endpoint.CHAT_COMPLETIONS, chat, header -> null));
       tokenizer.tokenize(parser.parse(Endpoint.COMPLETIONS, completion, header -> null));
-      MockEngineHandler.MAPPER.readTree(chat);
+      GenerationValidator.MAPPER.readTree(chat);
     } catch (InvalidRequestException | java.io.IOException e) {
       throw new IllegalStateException("warm-up request rejected: " + e.getMessage(), e);
     }

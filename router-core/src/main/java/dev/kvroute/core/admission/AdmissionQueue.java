@@ -19,15 +19,17 @@ import java.util.function.ToDoubleFunction;
  *
  * <p><b>Order.</b> A lower {@code priority} number is served first (vLLM's {@code priority} request
  * field reads the same way). Within one priority, tenants share the queue by start-time fair queuing
- * (Goyal et al., SIGCOMM 1996): each ticket gets the tag {@code max(V, F(tenant)) + 1 / weight(tenant)},
- * where {@code V} is the tag of the ticket served last at that priority and {@code F} the tag of the
- * tenant's previous ticket, and the smallest tag is served first (then arrival order). A tenant
- * sending ten times another's rate therefore gets its turns only after the light tenant's, which
- * waits about one turn of each other active tenant, never behind the heavy tenant's backlog.
+ * (Goyal, Vin and Cheng, SIGCOMM 1996): each ticket gets the start tag {@code S = max(V, F(tenant))}
+ * and the finish tag {@code S + 1 / weight(tenant)}, where {@code V} is the start tag of the ticket
+ * served last at that priority and {@code F} the finish tag of the tenant's previous ticket, and the
+ * smallest start tag is served first (then arrival order). A tenant sending ten times another's rate
+ * therefore gets its turns only after the light tenant's: a light tenant's ticket starts at {@code V},
+ * before the heavy tenant's next ticket (which starts one turn later), so it waits for the next free
+ * slot, never behind the heavy tenant's backlog.
  *
  * <p><b>Bounds.</b> At most {@code maxLength} tickets and {@code maxBytes} bytes (the request bodies
  * the tickets hold). An offer beyond either bound sheds the worst ticket in the queue (highest
- * priority number, then largest tag: the newest request of the tenant most ahead of its share) if
+ * priority number, then largest start tag: the newest request of the tenant most ahead of its share) if
  * the new one is better, else refuses the new one; a shed ticket is returned to the caller, who
  * answers it. A ticket older than {@code deadline} is returned by {@link #expire}.
  *
@@ -53,11 +55,13 @@ public final class AdmissionQueue<T> {
     private final long enqueuedNanos;
     private final long deadlineNanos;
     private final double tag;
+    private final double finish;
     private final long seq;
     private boolean queued = true;
 
     private Ticket(T item, int priority, String tenant, long bytes, long enqueuedNanos, long deadlineNanos, double tag,
-        long seq) {
+        double finish, long seq) {
+      this.finish = finish;
       this.item = item;
       this.priority = priority;
       this.tenant = tenant;
@@ -159,12 +163,24 @@ public final class AdmissionQueue<T> {
    * @param itemBytes the bytes the item holds while queued, {@code >= 0}
    */
   public Offer<T> offer(T item, int priority, String tenant, long itemBytes) {
+    return offer(item, priority, tenant, itemBytes, ticker.nanos());
+  }
+
+  /**
+   * As {@link #offer(Object, int, String, long)}, for a request that arrived at {@code arrivedNanos}
+   * (ticker nanoseconds, at or before now): its deadline counts from then, so the time it spent before
+   * reaching the queue (reading, parsing, tokenizing, waiting for its event loop) counts against it,
+   * as its client sees it. A later {@code arrivedNanos} counts as now.
+   */
+  public Offer<T> offer(T item, int priority, String tenant, long itemBytes, long arrivedNanos) {
     long now = ticker.nanos();
+    long from = Math.min(now, arrivedNanos);
     Tenant state = tenants.get(tenant);
     double vt = virtualTime.getOrDefault(priority, 0.0);
     double w = weight.applyAsDouble(tenant);
-    double tag = Math.max(vt, state == null ? vt : state.lastTag) + 1.0 / (w > 0 ? w : 1.0);
-    Ticket<T> t = new Ticket<>(item, priority, tenant, itemBytes, now, now + deadlineNanos, tag, seq++);
+    double start = Math.max(vt, state == null ? vt : state.lastTag);
+    double finish = start + 1.0 / (w > 0 ? w : 1.0);
+    Ticket<T> t = new Ticket<>(item, priority, tenant, itemBytes, now, from + deadlineNanos, start, finish, seq++);
     List<Ticket<T>> shed = List.of();
     while (order.size() + 1 > maxLength || bytes + itemBytes > maxBytes) {
       Ticket<T> worst = order.isEmpty() ? null : order.last();
@@ -182,7 +198,7 @@ public final class AdmissionQueue<T> {
       state = new Tenant();
       tenants.put(tenant, state);
     }
-    state.lastTag = Math.max(state.lastTag, tag);
+    state.lastTag = Math.max(state.lastTag, finish);
     state.queued++;
     order.add(t);
     byDeadline.add(t);

@@ -210,11 +210,17 @@ final class EventPrefixIndex implements KvEventIndex {
       return inner.tokens();
     }
 
+    @Override
+    public long namespace() {
+      return inner.namespace();
+    }
+
+    /** The router's page keys, chained from the prompt's namespace root as the view roots events. */
     long[] keys() {
       if (keys == null) {
         int[] tokens = inner.tokens();
         long[] k = new long[tokens.length / pageSize];
-        long parent = PageHash.ROOT;
+        long parent = PageHash.root(inner.namespace());
         for (int d = 0; d < k.length; d++) {
           parent = PageHash.next(parent, tokens, d * pageSize, pageSize);
           k[d] = parent;
@@ -229,12 +235,17 @@ final class EventPrefixIndex implements KvEventIndex {
     if (prompt instanceof EventPrompt p && p.pageSize == pageSize) {
       return p;
     }
-    return new EventPrompt(approximate.prompt(prompt.tokens()), pageSize);
+    return new EventPrompt(approximate.prompt(prompt.tokens(), prompt.namespace()), pageSize);
   }
 
   @Override
   public Prompt prompt(int[] tokens) {
     return new EventPrompt(approximate.prompt(tokens), pageSize);
+  }
+
+  @Override
+  public Prompt prompt(int[] tokens, long namespace) {
+    return new EventPrompt(approximate.prompt(tokens, namespace), pageSize);
   }
 
   @Override

@@ -3,7 +3,7 @@ package dev.kvroute.core.index;
 /**
  * The pins one {@link RadixPrefixIndex#insertAndPin} took: the first {@code pages} pages of
  * {@code prompt} in {@code view}, of which the last {@code created} were added by that insert, at
- * {@code walkTime}. Ended once; a no-op if the view was removed meanwhile (even if its backend was
+ * {@code walkTime}, with the earlier pages' last use before it ({@code oldTimes}). Ended once; a no-op if the view was removed meanwhile (even if its backend was
  * added again: that is a new view). What confirming, releasing and abandoning do to the view is in
  * {@link PrefixIndex.Pin}; the index does it under its write lock.
  *
@@ -16,11 +16,14 @@ final class PagePin implements PrefixIndex.Pin {
   final int pages;
   final int created;
   final long walkTime;
+  /** Each of the first {@code pages - created} pages' last use before the insert (for a correction). */
+  final long[] oldTimes;
   boolean ended; // guarded by the index's write lock
 
   PagePin(RadixPrefixIndex index, RecencyView view, HashedPrompt prompt, int pages, int created,
-      long walkTime) {
+      long walkTime, long[] oldTimes) {
     this.index = index;
+    this.oldTimes = oldTimes;
     this.view = view;
     this.prompt = prompt;
     this.pages = pages;
@@ -41,6 +44,11 @@ final class PagePin implements PrefixIndex.Pin {
   @Override
   public void release() {
     index.end(this, false);
+  }
+
+  @Override
+  public void release(int engineCachedTokens) {
+    index.end(this, false, engineCachedTokens);
   }
 
   @Override

@@ -180,6 +180,22 @@ public interface PrefixIndex {
     void release();
 
     /**
+     * As {@link #release()}, with the engine's report of the prompt tokens it had cached when it
+     * admitted the request ({@code usage.prompt_tokens_details.cached_tokens}). When the engine had
+     * fewer whole pages of the prompt than the view held when the prompt was routed ({@link
+     * UsageCorrection}), it had evicted the first page it lacked behind the router's back (other
+     * routers' or clients' traffic, a cache smaller than configured). vLLM evicts least recently
+     * freed blocks first, the order the view keeps, so after the release the radix index also evicts,
+     * for this backend only, every unpinned page the view last saw used no later than that page: what
+     * the engine cannot have had. The prompt's own pages stay (the engine has just computed them
+     * again), so the backend's next turn of the same conversation is still predicted in full. A
+     * negative count does not correct. The default releases. Thread-safe.
+     */
+    default void release(int engineCachedTokens) {
+      release();
+    }
+
+    /**
      * The request was not served (the backend refused it, or it failed before its first token), so
      * the engine holds nothing new for it: removes from the view the pages the pinning insert added,
      * deepest first, as long as no other request has used them since, then releases the rest as

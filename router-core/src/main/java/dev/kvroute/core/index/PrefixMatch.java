@@ -14,11 +14,16 @@ import java.util.Map;
  */
 public record PrefixMatch(int promptTokens, Map<BackendId, Integer> matchedTokens) {
   public PrefixMatch {
-    matchedTokens = Map.copyOf(matchedTokens);
+    if (!(matchedTokens instanceof OrdinalMatch)) { // already immutable: the radix index's own form
+      matchedTokens = Map.copyOf(matchedTokens);
+    }
   }
 
   /** Matched leading tokens for {@code backend}; 0 when unknown. */
   public int matched(BackendId backend) {
+    if (matchedTokens instanceof OrdinalMatch m) {
+      return m.tokens(backend);
+    }
     return matchedTokens.getOrDefault(backend, 0);
   }
 }

@@ -91,9 +91,13 @@ final class RadixPrefixIndex implements PrefixIndex {
   private final Map<BackendId, RecencyView> views = new HashMap<>();
   private RecencyView[] byOrdinal = new RecencyView[64];
   private long[] registered = new long[1];
+  /** Every backend's ordinal: an immutable snapshot, replaced when a backend is added or removed. */
+  private Map<BackendId, Integer> ordinals = Map.of();
 
   private long lastNanos = Long.MIN_VALUE;
+  private long corrections; // pages evicted by engine reports (guarded by the write lock)
   private int walkCreated; // pages the last walkPath added to its view
+  private long[] walkOldTimes; // a pinning walk's record of each held page's last use before it (or null)
 
   RadixPrefixIndex(int pageSizeTokens, Ticker ticker) {
     if (pageSizeTokens <= 0) {
@@ -124,6 +128,7 @@ final class RadixPrefixIndex implements PrefixIndex {
         view = new RecencyView(backend, allocateOrdinal());
         views.put(backend, view);
         byOrdinal[view.ordinal] = view;
+        snapshotOrdinals();
       }
       view.capacityPages = (int) capacityPages;
       settle(view);
@@ -146,6 +151,7 @@ final class RadixPrefixIndex implements PrefixIndex {
       dropHoldings(view);
       byOrdinal[view.ordinal] = null;
       registered[view.ordinal >>> 6] &= ~(1L << view.ordinal);
+      snapshotOrdinals();
     } finally {
       lock.unlockWrite(stamp);
     }
@@ -168,6 +174,14 @@ final class RadixPrefixIndex implements PrefixIndex {
     } finally {
       lock.unlockWrite(stamp);
     }
+  }
+
+  private void snapshotOrdinals() {
+    Map<BackendId, Integer> m = new HashMap<>();
+    for (RecencyView v : views.values()) {
+      m.put(v.id, v.ordinal);
+    }
+    ordinals = Map.copyOf(m);
   }
 
   /** Clears {@code view}'s holder bit on every page it holds and frees the pages nobody holds now. */
@@ -218,13 +232,18 @@ final class RadixPrefixIndex implements PrefixIndex {
       }
       int node = ROOT;
       int depth = 0;
+      // the words [lo, hi) may still hold active backends: a word that empties stays empty, and past
+      // a shared system prompt usually one or two backends remain, so a page costs one or two words
+      // whatever the fleet's size
+      int lo = 0;
+      int hi = w;
       while (any && depth < pages) {
         int child = table.child(node, p.hash(depth));
         if (child <= 0) {
           break;
         }
         any = false;
-        for (int i = 0; i < w; i++) {
+        for (int i = lo; i < hi; i++) {
           long before = active[i];
           long after = before & table.holders(child, i);
           for (long dropped = before & ~after; dropped != 0; dropped &= dropped - 1) {
@@ -232,6 +251,12 @@ final class RadixPrefixIndex implements PrefixIndex {
           }
           active[i] = after;
           any |= after != 0;
+        }
+        while (lo < hi && active[lo] == 0) {
+          lo++;
+        }
+        while (hi > lo && active[hi - 1] == 0) {
+          hi--;
         }
         node = child;
         depth++;
@@ -241,13 +266,10 @@ final class RadixPrefixIndex implements PrefixIndex {
           matchedPages[(i << 6) + Long.numberOfTrailingZeros(rest)] = depth;
         }
       }
-      @SuppressWarnings({"unchecked", "rawtypes"})
-      Map.Entry<BackendId, Integer>[] entries = new Map.Entry[views.size()];
-      int n = 0;
-      for (RecencyView view : views.values()) {
-        entries[n++] = Map.entry(view.id, matchedPages[view.ordinal] * pageSize);
+      for (int i = 0; i < matchedPages.length; i++) {
+        matchedPages[i] *= pageSize; // now tokens; unregistered ordinals stay 0 and are not listed
       }
-      return new PrefixMatch(p.tokens().length, Map.ofEntries(entries));
+      return new PrefixMatch(p.tokens().length, new OrdinalMatch(ordinals, matchedPages));
     } finally {
       lock.unlockRead(stamp);
     }
@@ -288,10 +310,13 @@ final class RadixPrefixIndex implements PrefixIndex {
       }
       settle(view);
       long now = now();
+      walkOldTimes = mode == PIN ? new long[pages] : null;
       int walked = walkPath(view, p, pages, now, mode);
+      long[] oldTimes = walkOldTimes;
+      walkOldTimes = null;
       Pin pin = Pin.NONE;
       if (mode == PIN && walked > 0) {
-        PagePin pagePin = new PagePin(this, view, p, walked, walkCreated, now);
+        PagePin pagePin = new PagePin(this, view, p, walked, walkCreated, now, oldTimes);
         view.provisional = walkCreated;
         view.provisionalPin = pagePin;
         pin = pagePin;
@@ -329,6 +354,15 @@ final class RadixPrefixIndex implements PrefixIndex {
 
   /** {@link PagePin#release} and {@link PagePin#abandon}: the first call unpins, the rest do nothing. */
   void end(PagePin pin, boolean abandoned) {
+    end(pin, abandoned, -1);
+  }
+
+  /**
+   * As {@link #end(PagePin, boolean)}; then, for a release with the engine's report of the prompt's
+   * cached tokens that contradicts the view ({@link UsageCorrection}), evicts what the engine cannot
+   * have had (see {@link #evictUsedBefore}).
+   */
+  void end(PagePin pin, boolean abandoned, int engineCachedTokens) {
     long stamp = lock.writeLock();
     try {
       if (pin.ended) {
@@ -346,6 +380,13 @@ final class RadixPrefixIndex implements PrefixIndex {
       }
       walkPath(view, pin.prompt, kept, now(), UNPIN);
       trim(view);
+      if (!abandoned && engineCachedTokens >= 0) {
+        int believedTokens = (pin.pages - pin.created) * pageSize;
+        int keep = UsageCorrection.keepPages(pin.prompt.tokens().length, believedTokens, engineCachedTokens, pageSize);
+        if (keep >= 0) {
+          evictUsedBefore(view, pin.oldTimes[keep]);
+        }
+      }
     } finally {
       lock.unlockWrite(stamp);
     }
@@ -383,6 +424,36 @@ final class RadixPrefixIndex implements PrefixIndex {
       removed++;
     }
     return removed;
+  }
+
+  /**
+   * The correction of an engine's report: the engine lacked the prompt's page whose last use the view
+   * had recorded at {@code cutoff}. vLLM evicts its free blocks least recently freed first, the order
+   * each view keeps, so it had lost every page of this backend's view used no later than that page
+   * too: they are evicted from the view, least recent first, except pinned ones (requests in flight
+   * hold them, as the engine holds theirs). The prompt's own pages were used since (its routing and
+   * its release), so they stay: the engine has computed them again. A page's descendants were used no
+   * later than it and are unpinned when it is, so the view stays prefix-closed. O(pages evicted).
+   */
+  private void evictUsedBefore(RecencyView view, long cutoff) {
+    while (true) {
+      int e = view.leastRecentUnpinned(NIL);
+      if (e == NIL || view.time(e) > cutoff) {
+        return;
+      }
+      drop(view, e);
+      corrections++;
+    }
+  }
+
+  /** Pages evicted by engine reports ({@link #evictUsedBefore}) since creation; for tests. */
+  long correctedPages() {
+    long stamp = lock.readLock();
+    try {
+      return corrections;
+    } finally {
+      lock.unlockRead(stamp);
+    }
   }
 
   /** Drops entry {@code e} (a leaf of its view) from {@code view}, pinned or not. */
@@ -509,6 +580,9 @@ final class RadixPrefixIndex implements PrefixIndex {
           view.pin(e);
         }
       } else if (!view.listed(e)) {
+        if (walkOldTimes != null) {
+          walkOldTimes[d] = view.time(e);
+        }
         // Pinned and unlinked by an eviction: stays out of the list until its last release.
         if (mode == PIN) {
           view.pin(e);
@@ -520,6 +594,9 @@ final class RadixPrefixIndex implements PrefixIndex {
           view.touch(e, now); // its time only tells that a walk passed (PagePin#abandon)
         }
       } else {
+        if (walkOldTimes != null) {
+          walkOldTimes[d] = view.time(e);
+        }
         if (mode == PIN) {
           view.pin(e);
         } else if (mode == UNPIN) {

@@ -189,6 +189,15 @@ final class RecencyView {
     }
   }
 
+  /** Calls {@code action} with every entry (for a correction's walk of the view). */
+  void forEachEntry(java.util.function.IntConsumer action) {
+    for (int e = 0; e < entryHighWater; e++) {
+      if (entryNode[e] != NodeTable.ROOT) {
+        action.accept(e);
+      }
+    }
+  }
+
   void unlink(int e) {
     long l = links[2 * e];
     int p = (int) (l >> 32);

@@ -65,7 +65,9 @@ public final class Policies {
   }
 
   /**
-   * A new policy named {@code name}, configured by {@code config}, drawing from {@code rng}.
+   * A new policy named {@code name}, configured by {@code config}, drawing from {@code rng}. The name
+   * is given apart from {@code config.name()} so that one configuration builds every policy (the
+   * simulator's comparisons); the router passes {@code config.name()}.
    *
    * @throws IllegalArgumentException for an unknown name, listing the known ones
    */

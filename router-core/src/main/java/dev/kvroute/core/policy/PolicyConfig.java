@@ -1,9 +1,9 @@
 package dev.kvroute.core.policy;
 
-import java.util.Objects;
-
 /**
- * The thresholds and weights of the routing policies; each policy reads the fields it needs.
+ * The routing policy, its thresholds and weights, and its seed: what {@link Policies#create} builds a
+ * policy from (each policy reads the fields it needs), and the {@code policy} block of the router's
+ * YAML configuration and flags, field for field.
  *
  * <p>{@code cache-aware} (SGLang's rule, see {@link Policies}): the defaults 0.3 / 64 / 1.5 are the
  * values SGLang's router CLI and Python launcher have given users since PR #9198 (Aug 2025), as
@@ -19,6 +19,8 @@ import java.util.Objects;
  *
  * <p>Immutable and thread-safe.
  *
+ * @param name the policy: one of {@link Policies#names()}, {@code cache-aware} by default (checked by
+ *     {@link Policies#create}; only blankness here)
  * @param cacheThreshold {@code cache-aware}: the best candidate's matched fraction of the prompt
  *     must exceed this (strictly, as in SGLang) for a cache hit; 0..1
  * @param balanceAbsThreshold {@code cache-aware}: loads are imbalanced only when the busiest minus
@@ -35,8 +37,11 @@ import java.util.Objects;
  * @param foreignLoad whether load-based rules count the engine-reported load this router did not
  *     send ({@link dev.kvroute.core.load.BackendLoad#foreignRequests()}); off by default, see
  *     {@link LoadMeasure#of}
+ * @param seed seed of the policy's random generator (ties, {@code random}, {@code power-of-two}); the
+ *     caller builds the generator from it, as router-core takes randomness injected
  */
 public record PolicyConfig(
+    String name,
     double cacheThreshold,
     long balanceAbsThreshold,
     double balanceRelThreshold,
@@ -45,7 +50,14 @@ public record PolicyConfig(
     double prefillWeight,
     double decodeWeight,
     long decodeTokensPerRequest,
-    boolean foreignLoad) {
+    boolean foreignLoad,
+    long seed) {
+
+  /** The policy of {@link #defaults()}. */
+  public static final String DEFAULT_NAME = "cache-aware";
+
+  /** The seed of {@link #defaults()}. */
+  public static final long DEFAULT_SEED = 42;
 
   /** SGLang CLI default since Aug 2025. */
   public static final double DEFAULT_CACHE_THRESHOLD = 0.3;
@@ -66,6 +78,10 @@ public record PolicyConfig(
    * @throws IllegalArgumentException naming the first invalid field, its value and what was expected
    */
   public PolicyConfig {
+    if (name == null || name.isBlank()) {
+      throw new IllegalArgumentException(
+          "name: " + (name == null ? "null" : "\"" + name + "\"") + " (expected: a non-blank string)");
+    }
     if (!(cacheThreshold >= 0 && cacheThreshold <= 1)) {
       throw new IllegalArgumentException(
           "cacheThreshold: " + cacheThreshold + " (expected: 0..1)");
@@ -78,7 +94,9 @@ public record PolicyConfig(
       throw new IllegalArgumentException(
           "balanceRelThreshold: " + balanceRelThreshold + " (expected: a finite number >= 1)");
     }
-    Objects.requireNonNull(loadMeasure, "loadMeasure");
+    if (loadMeasure == null) {
+      throw new IllegalArgumentException("loadMeasure: null (expected: in-flight or prefilling)");
+    }
     if (virtualNodes < 1 || virtualNodes > 10_000) {
       throw new IllegalArgumentException(
           "virtualNodes: " + virtualNodes + " (expected: 1..10000)");
@@ -97,9 +115,13 @@ public record PolicyConfig(
     }
   }
 
-  /** SGLang's CLI thresholds on in-flight requests, Dynamo's unit weights, 160 virtual nodes. */
+  /**
+   * {@code cache-aware} with SGLang's CLI thresholds on in-flight requests, Dynamo's unit weights, 160
+   * virtual nodes, seed 42.
+   */
   public static PolicyConfig defaults() {
     return new PolicyConfig(
+        DEFAULT_NAME,
         DEFAULT_CACHE_THRESHOLD,
         DEFAULT_BALANCE_ABS_THRESHOLD,
         DEFAULT_BALANCE_REL_THRESHOLD,
@@ -108,49 +130,64 @@ public record PolicyConfig(
         1.0,
         1.0,
         DEFAULT_DECODE_TOKENS_PER_REQUEST,
-        false);
+        false,
+        DEFAULT_SEED);
+  }
+
+  /** A copy naming policy {@code name}. */
+  public PolicyConfig withName(String name) {
+    return new PolicyConfig(
+        name, cacheThreshold, balanceAbsThreshold, balanceRelThreshold, loadMeasure, virtualNodes,
+        prefillWeight, decodeWeight, decodeTokensPerRequest, foreignLoad, seed);
+  }
+
+  /** A copy with {@code seed}. */
+  public PolicyConfig withSeed(long seed) {
+    return new PolicyConfig(
+        name, cacheThreshold, balanceAbsThreshold, balanceRelThreshold, loadMeasure, virtualNodes,
+        prefillWeight, decodeWeight, decodeTokensPerRequest, foreignLoad, seed);
   }
 
   /** A copy with {@code cacheThreshold}. */
   public PolicyConfig withCacheThreshold(double cacheThreshold) {
     return new PolicyConfig(
-        cacheThreshold, balanceAbsThreshold, balanceRelThreshold, loadMeasure, virtualNodes,
-        prefillWeight, decodeWeight, decodeTokensPerRequest, foreignLoad);
+        name, cacheThreshold, balanceAbsThreshold, balanceRelThreshold, loadMeasure, virtualNodes,
+        prefillWeight, decodeWeight, decodeTokensPerRequest, foreignLoad, seed);
   }
 
   /** A copy with both balance thresholds. */
   public PolicyConfig withBalance(long balanceAbsThreshold, double balanceRelThreshold) {
     return new PolicyConfig(
-        cacheThreshold, balanceAbsThreshold, balanceRelThreshold, loadMeasure, virtualNodes,
-        prefillWeight, decodeWeight, decodeTokensPerRequest, foreignLoad);
+        name, cacheThreshold, balanceAbsThreshold, balanceRelThreshold, loadMeasure, virtualNodes,
+        prefillWeight, decodeWeight, decodeTokensPerRequest, foreignLoad, seed);
   }
 
   /** A copy with {@code loadMeasure}. */
   public PolicyConfig withLoadMeasure(LoadMeasure loadMeasure) {
     return new PolicyConfig(
-        cacheThreshold, balanceAbsThreshold, balanceRelThreshold, loadMeasure, virtualNodes,
-        prefillWeight, decodeWeight, decodeTokensPerRequest, foreignLoad);
+        name, cacheThreshold, balanceAbsThreshold, balanceRelThreshold, loadMeasure, virtualNodes,
+        prefillWeight, decodeWeight, decodeTokensPerRequest, foreignLoad, seed);
   }
 
   /** A copy with {@code virtualNodes}. */
   public PolicyConfig withVirtualNodes(int virtualNodes) {
     return new PolicyConfig(
-        cacheThreshold, balanceAbsThreshold, balanceRelThreshold, loadMeasure, virtualNodes,
-        prefillWeight, decodeWeight, decodeTokensPerRequest, foreignLoad);
+        name, cacheThreshold, balanceAbsThreshold, balanceRelThreshold, loadMeasure, virtualNodes,
+        prefillWeight, decodeWeight, decodeTokensPerRequest, foreignLoad, seed);
   }
 
   /** A copy with the {@code cost} policy's weights. */
   public PolicyConfig withCost(
       double prefillWeight, double decodeWeight, long decodeTokensPerRequest) {
     return new PolicyConfig(
-        cacheThreshold, balanceAbsThreshold, balanceRelThreshold, loadMeasure, virtualNodes,
-        prefillWeight, decodeWeight, decodeTokensPerRequest, foreignLoad);
+        name, cacheThreshold, balanceAbsThreshold, balanceRelThreshold, loadMeasure, virtualNodes,
+        prefillWeight, decodeWeight, decodeTokensPerRequest, foreignLoad, seed);
   }
 
   /** A copy with {@code foreignLoad}. */
   public PolicyConfig withForeignLoad(boolean foreignLoad) {
     return new PolicyConfig(
-        cacheThreshold, balanceAbsThreshold, balanceRelThreshold, loadMeasure, virtualNodes,
-        prefillWeight, decodeWeight, decodeTokensPerRequest, foreignLoad);
+        name, cacheThreshold, balanceAbsThreshold, balanceRelThreshold, loadMeasure, virtualNodes,
+        prefillWeight, decodeWeight, decodeTokensPerRequest, foreignLoad, seed);
   }
 }

@@ -114,6 +114,59 @@ final class JsonStrings {
     return h.finish();
   }
 
+  /**
+   * The number of code points of the decoded content {@code b[start, end)} of a valid JSON string,
+   * as {@link String#codePointCount} of {@link #decode} gives it, without decoding: every UTF-8
+   * lead byte is one, an escape is one ({@code \\uD83D\\uDE00} pairs count once, as they
+   * combine).
+   */
+  static int codePoints(byte[] b, int start, int end, boolean escaped) {
+    if (!escaped) {
+      return leadBytes(b, start, end);
+    }
+    int n = 0;
+    int run = start;
+    int i = start;
+    while (i < end) {
+      i = nextBackslash(b, i, end);
+      if (i >= end) {
+        break;
+      }
+      n += leadBytes(b, run, i);
+      if (b[i + 1] == 'u') {
+        int unit = hex4(b, i + 2);
+        i += 6;
+        if (Character.isHighSurrogate((char) unit)
+            && i + 6 <= end
+            && b[i] == '\\'
+            && b[i + 1] == 'u'
+            && Character.isLowSurrogate((char) hex4(b, i + 2))) {
+          i += 6;
+        }
+      } else {
+        i += 2;
+      }
+      n++;
+      run = i;
+    }
+    return n + leadBytes(b, run, end);
+  }
+
+  /** Bytes in {@code b[from, to)} that start a UTF-8 sequence (all but 10xxxxxx continuations). */
+  private static int leadBytes(byte[] b, int from, int to) {
+    int continuations = 0;
+    int i = from;
+    for (; i + 8 <= to; i += 8) {
+      long w = (long) LONG_LE.get(b, i);
+      // a continuation byte has bit 7 set and bit 6 clear
+      continuations += Long.bitCount(w & ~(w << 1) & HIGHS);
+    }
+    for (; i < to; i++) {
+      continuations += (b[i] & 0xC0) == 0x80 ? 1 : 0;
+    }
+    return (to - from) - continuations;
+  }
+
   private static int nextBackslash(byte[] b, int i, int end) {
     while (i + 8 <= end) {
       if (zeroByte((long) LONG_LE.get(b, i) ^ BACKSLASHES) != 0) {

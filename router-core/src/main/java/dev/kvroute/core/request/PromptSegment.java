@@ -52,6 +52,16 @@ public interface PromptSegment {
   /** The client-given token ids (not a copy; do not modify), or {@code null} for text. */
   int[] tokenIds();
 
+  /**
+   * The number of Unicode code points of {@link #text()} ({@code text().codePointCount(0,
+   * text().length())}), or {@code 0} for a token-id segment. A segment parsed from a body counts
+   * them in the body's bytes, without decoding the text.
+   */
+  default int codePointCount() {
+    String t = text();
+    return t == null ? 0 : t.codePointCount(0, t.length());
+  }
+
   /** Whether this segment is given as token ids rather than text. */
   default boolean isTokens() {
     return tokenIds() != null;

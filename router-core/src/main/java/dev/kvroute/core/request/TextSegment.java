@@ -65,6 +65,15 @@ final class TextSegment implements PromptSegment {
   }
 
   @Override
+  public int codePointCount() {
+    String t = text;
+    if (t != null || body == null) {
+      return t.codePointCount(0, t.length());
+    }
+    return JsonStrings.codePoints(body, start, end, escaped);
+  }
+
+  @Override
   public TextHash textHash() {
     return hash;
   }

@@ -1,7 +1,5 @@
 package dev.kvroute.core.tokenize;
 
-import com.github.benmanes.caffeine.cache.Cache;
-import com.github.benmanes.caffeine.cache.Caffeine;
 import dev.kvroute.core.request.Endpoint;
 import dev.kvroute.core.request.PromptSegment;
 import dev.kvroute.core.request.RequestView;
@@ -16,30 +14,18 @@ import java.util.Objects;
  * on a miss.
  */
 final class CachingPromptTokenizer implements PromptTokenizer {
-  /** Per cached piece besides its tokens: key, Caffeine node and array header, rounded up. */
-  static final int PIECE_OVERHEAD_BYTES = 128;
-
   private static final List<String> COMMON_ROLES =
       List.of("system", "developer", "user", "assistant", "tool", "function");
 
   private final Tokenizer tokenizer;
-  private final Cache<TextHash, int[]> cache;
+  private final PieceCache cache;
   private final Map<String, int[]> commonHeaders;
   private final int[] imEnd;
   private final int[] generationPrompt;
 
   CachingPromptTokenizer(Tokenizer tokenizer, long maxCacheBytes) {
     this.tokenizer = Objects.requireNonNull(tokenizer, "tokenizer");
-    if (maxCacheBytes < 0) {
-      throw new IllegalArgumentException(
-          "maxCacheBytes: " + maxCacheBytes + " (expected: >= 0)");
-    }
-    this.cache =
-        Caffeine.newBuilder()
-            .maximumWeight(maxCacheBytes)
-            .weigher(CachingPromptTokenizer::weigh)
-            .executor(Runnable::run)
-            .build();
+    this.cache = new PieceCache(maxCacheBytes);
     Map<String, int[]> headers = new java.util.HashMap<>();
     for (String role : COMMON_ROLES) {
       headers.put(role, tokenizer.encode(header(role)));
@@ -47,10 +33,6 @@ final class CachingPromptTokenizer implements PromptTokenizer {
     this.commonHeaders = Map.copyOf(headers);
     this.imEnd = tokenizer.encode(IM_END);
     this.generationPrompt = tokenizer.encode(GENERATION_PROMPT);
-  }
-
-  private static int weigh(TextHash key, int[] tokens) {
-    return (int) Math.min(Integer.MAX_VALUE, 4L * tokens.length + PIECE_OVERHEAD_BYTES);
   }
 
   private static String header(String role) {
@@ -115,7 +97,7 @@ final class CachingPromptTokenizer implements PromptTokenizer {
 
   @Override
   public int[] encode(String piece) {
-    return cache.get(TextHash.of(piece), k -> tokenizer.encode(piece)).clone();
+    return cache.encode(tokenizer, piece);
   }
 
   @Override
@@ -125,7 +107,6 @@ final class CachingPromptTokenizer implements PromptTokenizer {
 
   @Override
   public long cachedPieces() {
-    cache.cleanUp();
-    return cache.estimatedSize();
+    return cache.size();
   }
 }

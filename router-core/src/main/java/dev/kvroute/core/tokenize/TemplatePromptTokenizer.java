@@ -1,7 +1,5 @@
 package dev.kvroute.core.tokenize;
 
-import com.github.benmanes.caffeine.cache.Cache;
-import com.github.benmanes.caffeine.cache.Caffeine;
 import dev.kvroute.core.request.Endpoint;
 import dev.kvroute.core.request.InvalidRequestException;
 import dev.kvroute.core.request.PromptSegment;
@@ -44,30 +42,17 @@ final class TemplatePromptTokenizer implements PromptTokenizer {
   private final ChatTemplate template;
   /** Chat requests whose earlier messages were seen before: only a window is rendered. */
   private final PrefixRenderCache prefixes;
-  private final Cache<TextHash, int[]> cache;
+  private final PieceCache cache;
   /** Completion and SGLang text prompts, encoded with special tokens (another key space). */
-  private final Cache<TextHash, int[]> prompts;
+  private final PieceCache prompts;
 
   TemplatePromptTokenizer(HfTokenizer tokenizer, ChatTemplate template, long maxCacheBytes) {
     this.tokenizer = Objects.requireNonNull(tokenizer, "tokenizer");
     this.template = Objects.requireNonNull(template, "template");
+    this.cache = new PieceCache(maxCacheBytes);
+    this.prompts = new PieceCache(maxCacheBytes / 4);
     this.prefixes = new PrefixRenderCache(tokenizer, template, this::tokenizeText, this::renderFully,
         maxCacheBytes);
-    if (maxCacheBytes < 0) {
-      throw new IllegalArgumentException("maxCacheBytes: " + maxCacheBytes + " (expected: >= 0)");
-    }
-    this.cache = Caffeine.newBuilder()
-        .maximumWeight(maxCacheBytes)
-        .weigher((TextHash k, int[] v) ->
-            (int) Math.min(Integer.MAX_VALUE, 4L * v.length + CachingPromptTokenizer.PIECE_OVERHEAD_BYTES))
-        .executor(Runnable::run)
-        .build();
-    this.prompts = Caffeine.newBuilder()
-        .maximumWeight(maxCacheBytes / 4)
-        .weigher((TextHash k, int[] v) ->
-            (int) Math.min(Integer.MAX_VALUE, 4L * v.length + CachingPromptTokenizer.PIECE_OVERHEAD_BYTES))
-        .executor(Runnable::run)
-        .build();
   }
 
   @Override
@@ -161,7 +146,7 @@ final class TemplatePromptTokenizer implements PromptTokenizer {
 
   @Override
   public int[] encode(String piece) {
-    return cache.get(TextHash.of(piece), k -> tokenizer.encode(piece)).clone();
+    return cache.encode(tokenizer, piece);
   }
 
   @Override
@@ -171,7 +156,6 @@ final class TemplatePromptTokenizer implements PromptTokenizer {
 
   @Override
   public long cachedPieces() {
-    cache.cleanUp();
-    return cache.estimatedSize();
+    return cache.size();
   }
 }

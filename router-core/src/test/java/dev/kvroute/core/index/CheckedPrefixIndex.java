@@ -89,6 +89,15 @@ final class CheckedPrefixIndex implements PrefixIndex {
       }
 
       @Override
+      public void release(int engineCachedTokens) {
+        try {
+          pin.release(engineCachedTokens);
+        } finally {
+          delegate.checkInvariants();
+        }
+      }
+
+      @Override
       public void abandon() {
         try {
           pin.abandon();
@@ -126,6 +135,10 @@ final class CheckedPrefixIndex implements PrefixIndex {
   @Override
   public void checkInvariants() {
     delegate.checkInvariants();
+  }
+
+  long correctedPages() {
+    return delegate.correctedPages();
   }
 
   int nodeCount() {

@@ -20,6 +20,7 @@ import com.fasterxml.jackson.databind.module.SimpleModule;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import com.fasterxml.jackson.dataformat.yaml.YAMLFactory;
 import com.fasterxml.jackson.dataformat.yaml.YAMLGenerator;
+import dev.kvroute.core.policy.LoadMeasure;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -201,7 +202,7 @@ public final class ConfigLoader {
   }
 
   private static ObjectMapper newMapper() {
-    SimpleModule durations = new SimpleModule("kvroute-durations");
+    SimpleModule durations = new SimpleModule("kvroute-config-values");
     durations.addSerializer(Duration.class, new JsonSerializer<>() {
       @Override
       public void serialize(Duration value, JsonGenerator gen, SerializerProvider serializers) throws IOException {
@@ -219,6 +220,24 @@ public final class ConfigLoader {
           return Durations.parse(p.getText());
         } catch (IllegalArgumentException e) {
           throw JsonMappingException.from(p, "duration", e);
+        }
+      }
+    });
+    // policy.loadMeasure is written and read by its configuration name (in-flight, prefilling)
+    durations.addSerializer(LoadMeasure.class, new JsonSerializer<>() {
+      @Override
+      public void serialize(LoadMeasure value, JsonGenerator gen, SerializerProvider serializers) throws IOException {
+        gen.writeString(value.configName());
+      }
+    });
+    durations.addDeserializer(LoadMeasure.class, new JsonDeserializer<>() {
+      @Override
+      public LoadMeasure deserialize(JsonParser p, DeserializationContext ctxt) throws IOException {
+        try {
+          return LoadMeasure.fromName(p.getValueAsString());
+        } catch (IllegalArgumentException e) {
+          throw JsonMappingException.from(p, "loadMeasure",
+              new IllegalArgumentException(p.getText() + " (expected: in-flight or prefilling)"));
         }
       }
     });

@@ -32,6 +32,10 @@ import java.util.Set;
  *     approximate view until its next event. Default 30s
  * @param replayTimeout the longest wait for a replay's answer before the view is cleared instead.
  *     Default 2s
+ * @param correctFromUsage whether a served response's {@code usage.prompt_tokens_details.cached_tokens}
+ *     corrects the backend's approximate view when it is below the prediction ({@link
+ *     dev.kvroute.core.index.UsageCorrection}); in the event modes it corrects the approximate view the
+ *     backends fall back to. Default true
  */
 public record IndexConfig(
     String mode,
@@ -40,7 +44,8 @@ public record IndexConfig(
     String topic,
     Duration speculativeTtl,
     Duration staleAfter,
-    Duration replayTimeout) {
+    Duration replayTimeout,
+    boolean correctFromUsage) {
   /** The accepted modes. */
   public static final Set<String> MODES = Set.of("approximate", "precise", "hybrid");
 
@@ -63,7 +68,7 @@ public record IndexConfig(
   /** Approximate mode; for the event modes, port 5557, no replay port, every topic, 2s, 30s, 2s. */
   public static IndexConfig defaults() {
     return new IndexConfig("approximate", 5557, 0, "", Duration.ofSeconds(2), Duration.ofSeconds(30),
-        Duration.ofSeconds(2));
+        Duration.ofSeconds(2), true);
   }
 
   /** Whether any backend may be subscribed to ({@code precise} or {@code hybrid}). */
@@ -73,6 +78,12 @@ public record IndexConfig(
 
   /** A copy in {@code mode}. */
   public IndexConfig withMode(String mode) {
-    return new IndexConfig(mode, kvEventsPort, kvEventsReplayPort, topic, speculativeTtl, staleAfter, replayTimeout);
+    return new IndexConfig(mode, kvEventsPort, kvEventsReplayPort, topic, speculativeTtl, staleAfter, replayTimeout,
+        correctFromUsage);
+  }
+
+  /** A copy with the usage correction on or off. */
+  public IndexConfig withCorrectFromUsage(boolean on) {
+    return new IndexConfig(mode, kvEventsPort, kvEventsReplayPort, topic, speculativeTtl, staleAfter, replayTimeout, on);
   }
 }

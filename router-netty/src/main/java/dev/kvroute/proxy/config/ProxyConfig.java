@@ -1,5 +1,6 @@
 package dev.kvroute.proxy.config;
 
+import dev.kvroute.core.policy.PolicyConfig;
 import java.net.URI;
 import java.util.ArrayList;
 import java.util.HashSet;
@@ -33,7 +34,7 @@ import java.util.Set;
  *     mock engines in the same process and routes to them (the app's composition; {@link
  *     dev.kvroute.proxy.KvrouteServer} itself only routes to {@code backends}). Default 0
  * @param eventLoopThreads Netty event loop threads; {@code 0} means Netty's default (2 × cores)
- * @param policy the routing policy and its thresholds
+ * @param policy the routing policy, its thresholds and its seed (router-core's record, bound as is)
  * @param routing request reading and prefix-index sizing
  * @param admin the admin API listener
  * @param timeouts upstream timeouts
@@ -127,6 +128,12 @@ public record ProxyConfig(
         AdmissionConfig.defaults(),
         IndexConfig.defaults(),
         DiscoveryConfig.off());
+  }
+
+  /** A copy listening on {@code bind} (an address). */
+  public ProxyConfig withBind(String bind) {
+    return new ProxyConfig(bind, port, backends, mockBackends, eventLoopThreads, policy, routing, admin,
+        timeouts, limits, retries, circuitBreaker, healthCheck, pool, writeBuffer, api, models, admission, index, discovery);
   }
 
   /** A copy listening on {@code port} ({@code 0}: ephemeral). */

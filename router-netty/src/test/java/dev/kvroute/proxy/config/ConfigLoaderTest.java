@@ -3,6 +3,8 @@ package dev.kvroute.proxy.config;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.kvroute.core.policy.LoadMeasure;
+import dev.kvroute.core.policy.PolicyConfig;
 import java.net.URI;
 import java.time.Duration;
 import java.util.LinkedHashMap;
@@ -112,13 +114,18 @@ final class ConfigLoaderTest {
   }
 
   @Test
-  void policyConfigRoundTripsThroughRouterCoresRecord() {
-    dev.kvroute.core.policy.PolicyConfig core = dev.kvroute.core.policy.PolicyConfig.defaults()
-        .withBalance(3, 1.5).withLoadMeasure(dev.kvroute.core.policy.LoadMeasure.PREFILLING_REQUESTS);
-    PolicyConfig p = PolicyConfig.of("cache-aware", core, 7);
-    assertThat(p.toCore()).isEqualTo(core);
-    assertThat(p.loadMeasure()).isEqualTo("prefilling");
-    assertThat(p.seed()).isEqualTo(7);
+  void policyBlockBindsRouterCoresRecordWithLoadMeasureByName() {
+    PolicyConfig p = ConfigLoader.parse(
+        "policy:\n  name: sticky\n  loadMeasure: prefilling\n  balanceAbsThreshold: 3\n  seed: 7\n", Map.of())
+        .policy();
+    assertThat(p).isEqualTo(PolicyConfig.defaults().withName("sticky").withBalance(3, 1.5)
+        .withLoadMeasure(LoadMeasure.PREFILLING_REQUESTS).withSeed(7));
+    assertThat(ConfigLoader.toYaml(ProxyConfig.defaults().withPolicy(p)))
+        .contains("loadMeasure: prefilling").contains("name: sticky").contains("seed: 7");
+    assertThatThrownBy(() -> ConfigLoader.parse("policy:\n  loadMeasure: kv\n", Map.of()))
+        .hasMessage("policy.loadMeasure: kv (expected: in-flight or prefilling)");
+    assertThatThrownBy(() -> ConfigLoader.parse("policy:\n  name: \"\"\n", Map.of()))
+        .hasMessage("policy.name: \"\" (expected: a non-blank string)");
   }
 
   @Test

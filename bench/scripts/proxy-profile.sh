@@ -1,0 +1,165 @@
+#!/usr/bin/env bash
+# kvroute in front of the proxy-overhead harness's zero-cost backends, with the same wrk load and
+# 22 KB chat bodies, narrowed to what a change to the hot path needs: CPU time per request (the
+# router's utime+stime over the measured run), heap allocated per request, req/s, and a JFR recording
+# to profile. CPU and allocation per request hardly depend on how busy the machine is; req/s does.
+#
+# Usage: bench/scripts/proxy-profile.sh [policy...]   (default: round-robin cache-aware)
+# Env:   DUR (10), WARM_REQ (20000 requests served before measuring), CONNS (32), BASE_PORT (18700),
+#        PROXY_CPU (0), LOAD_CPU (1), OUT (bench-report/proxy-profile), KVROUTE_JAVA_OPTS,
+#        KVROUTE_FLAGS (extra serve flags), JAR (run this copy of kvroute.jar, not the launcher's),
+#        FIRST (1: first measure each of the first 10 seconds after /ready, as proxy-overhead.sh does,
+#        and the time from the start to /ready), FIRST_REQ (N > 0: CPU per request over the first N
+#        requests after /ready, JIT threads included), CDS (1: with JAR, use the launcher's class-data
+#        sharing archive for it, trained first when missing)
+# The measured run is recorded by JFR (settings=profile) into OUT/POLICY.jfr: allocation per request is
+# the sum of every thread's jdk.ThreadAllocationStatistics delta over it, divided by the requests the
+# router counted (kvroute_requests_total). CPU per request leaves out the JIT compiler threads.
+# Loopback only; bounded by DUR plus the warm-up (5-second wrk runs until WARM_REQ requests).
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+DUR=${DUR:-10}
+CONNS=${CONNS:-32}
+BASE_PORT=${BASE_PORT:-18700}
+PROXY_CPU=${PROXY_CPU:-0}
+LOAD_CPU=${LOAD_CPU:-1}
+OUT=${OUT:-bench-report/proxy-profile}
+WARM_REQ=${WARM_REQ:-20000}
+FIRST=${FIRST:-0}
+read -r -a EXTRA <<<"${KVROUTE_FLAGS:-}"
+policies=("$@")
+[ ${#policies[@]} -gt 0 ] || policies=(round-robin cache-aware)
+mkdir -p "$OUT"
+OUT=$(cd "$OUT" && pwd)
+work=$(mktemp -d)
+[ -n "${JAR:-}" ] || ./kvroute --version >/dev/null
+pids=()
+trap 'for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; wait 2>/dev/null || true; rm -rf "$work"' EXIT
+BACKENDS=()
+for i in 1 2 3 4; do BACKENDS+=("$((BASE_PORT + i))"); done
+PORT=$((BASE_PORT + 12))
+
+python3 - "$work/bodies.lua" <<'PY'
+import json, random, sys
+r = random.Random(18)
+words = ("prefill decode cache block page token replica router prompt history session turn model "
+         "engine queue batch latency throughput memory layer attention adapter request stream").split()
+def text(n):
+    return " ".join(r.choice(words) + str(r.randrange(1000)) for _ in range(n))
+bodies = []
+for s in range(16):
+    msgs = [{"role": "system", "content": f"You are assistant {s}. " + text(300)}]
+    for t in range(12):
+        msgs.append({"role": "user" if t % 2 == 0 else "assistant", "content": text(150)})
+    for turn in range(4):
+        msgs.append({"role": "user", "content": text(80)})
+        bodies.append(json.dumps({"model": "kvroute/mock-llm", "messages": msgs, "max_tokens": 16}))
+        msgs.append({"role": "assistant", "content": text(40)})
+with open(sys.argv[1], "w") as f:
+    f.write("return {\n" + "".join("[==[" + b + "]==],\n" for b in bodies) + "}\n")
+PY
+cat >"$work/load.lua" <<LUA
+local bodies = dofile("$work/bodies.lua")
+local n = 0
+wrk.method = "POST"
+wrk.headers["Content-Type"] = "application/json"
+function request()
+  n = n + 1
+  return wrk.format(nil, "/v1/chat/completions", nil, bodies[(n % #bodies) + 1])
+end
+function done(summary, latency, requests)
+  local e = summary.errors
+  io.write(string.format("RESULT requests=%d duration_us=%d p50_us=%d p99_us=%d errors=%d non2xx=%d\n",
+    summary.requests, summary.duration, latency:percentile(50), latency:percentile(99),
+    e.connect + e.read + e.write + e.timeout, e.status))
+end
+LUA
+load() { taskset -c "$LOAD_CPU" wrk -t1 -c"$CONNS" -d"$2"s --timeout 10s -s "$work/load.lua" "http://127.0.0.1:$1" 2>&1 | grep '^RESULT' || echo "RESULT requests=0 duration_us=1 p50_us=0 p99_us=0 errors=1 non2xx=0"; }
+field() { sed -E "s/.*$1=([0-9]+).*/\1/" <<<"$2"; }
+wait_ready() { for _ in $(seq 1 600); do [ "$(curl -s -o /dev/null -w '%{http_code}' "$1")" = 200 ] && return 0; sleep 0.05; done; echo "no 200 from $1" >&2; return 1; }
+HZ=$(getconf CLK_TCK)
+
+reply='{"id":"chatcmpl-0","object":"chat.completion","created":1,"model":"kvroute/mock-llm","choices":[{"index":0,"message":{"role":"assistant","content":"ok"},"finish_reason":"length"}],"usage":{"prompt_tokens":5000,"completion_tokens":16,"total_tokens":5016,"prompt_tokens_details":{"cached_tokens":0}}}'
+{
+  echo "worker_processes 1; pid $work/backends.pid; error_log $work/backends.err; daemon off;"
+  echo "events { worker_connections 4096; }"
+  echo "http { access_log off; client_max_body_size 64m; client_body_buffer_size 128k; keepalive_requests 1000000;"
+  for p in "${BACKENDS[@]}"; do
+    echo " server { listen 127.0.0.1:$p; default_type application/json;"
+    echo "  location = /health { return 200 ''; }"
+    echo "  location = /metrics { default_type text/plain; return 200 ''; }"
+    echo "  location = /v1/models { return 200 '{\"object\":\"list\",\"data\":[{\"id\":\"kvroute/mock-llm\",\"object\":\"model\",\"owned_by\":\"vllm\",\"max_model_len\":131072}]}'; }"
+    echo "  location / { return 200 '$reply'; } }"
+  done
+  echo "}"
+} >"$work/backends.conf"
+taskset -c "$LOAD_CPU" nginx -c "$work/backends.conf" -p "$work" &
+pids+=($!)
+for p in "${BACKENDS[@]}"; do wait_ready "http://127.0.0.1:$p/health"; done
+
+served() { curl -s -m 30 "http://127.0.0.1:$1/metrics" | awk '/^kvroute_requests_total/ {s += $2} END {printf "%.0f", s + 0}'; }
+# CPU ticks of the router's threads other than the JIT compilers (whose work is warm-up, not requests)
+cpu_ticks() {
+  local t=0 task
+  for task in /proc/"$1"/task/*; do
+    [ "${2:-}" != all ] && grep -q 'CompilerThre' "$task/comm" 2>/dev/null && continue
+    t=$((t + $(awk '{print $14 + $15}' "$task/stat" 2>/dev/null || echo 0)))
+  done
+  echo "$t"
+}
+for policy in "${policies[@]}"; do
+  opts=${KVROUTE_JAVA_OPTS:--XX:+UseParallelGC -Xms512m}
+  # JAR: a copy of kvroute.jar to measure instead of the launcher's (a before/after pair in one run)
+  launch=(./kvroute)
+  cds=()
+  if [ -n "${JAR:-}" ] && [ "${CDS:-0}" = 1 ]; then
+    [ -f "${JAR%.jar}.jsa" ] || java -XX:ArchiveClassesAtExit="${JAR%.jar}.jsa" -Xlog:cds=off,cds+dynamic=off $opts \
+      -jar "$JAR" serve --warm-up-only --warm-up-requests 3000 --warm-up-max 60s >/dev/null 2>&1 || true
+    cds=(-XX:SharedArchiveFile="${JAR%.jar}.jsa" -Xshare:auto -Xlog:cds=off,cds+dynamic=off)
+  fi
+  [ -n "${JAR:-}" ] && launch=(java -Xmx4g -XX:MaxDirectMemorySize=2g -XX:+ExitOnOutOfMemoryError ${cds[@]+"${cds[@]}"} $opts -jar "$JAR")
+  KVROUTE_JAVA_OPTS="$opts" taskset -c "$PROXY_CPU" "${launch[@]}" serve --bind 127.0.0.1 --port "$PORT" --admin-port -1 \
+    --event-loop-threads 1 --policy "$policy" "${EXTRA[@]}" \
+    $(printf -- '--backend http://127.0.0.1:%s ' "${BACKENDS[@]}") >"$OUT/kvroute-$policy.log" 2>&1 &
+  kv=$!
+  pids+=("$kv")
+  t0=$(date +%s%N)
+  wait_ready "http://127.0.0.1:$PORT/ready"
+  ready_ms=$(( ($(date +%s%N) - t0) / 1000000 ))
+  if [ "$FIRST" = 1 ]; then
+    # as the proxy-overhead harness: ten 1-second runs right after /ready, req/s / p99 ms of each
+    firsts=""
+    for s in 1 2 3 4 5 6 7 8 9 10; do
+      r=$(load "$PORT" 1)
+      firsts+="$(( $(field requests "$r") * 1000000 / $(field duration_us "$r") ))/$(( $(field p99_us "$r") / 1000 )) "
+    done
+    echo "$policy first seconds (req/s / p99 ms), /ready after ${ready_ms} ms: $firsts"
+  fi
+  if [ "${FIRST_REQ:-0}" -gt 0 ]; then
+    # CPU per request over the first FIRST_REQ requests after /ready, JIT threads included (on one
+    # core they take their time from serving): robust to a busy machine, unlike the seconds above
+    c0=$(cpu_ticks "$kv" all); n0=$(served "$PORT")
+    while [ "$(served "$PORT")" -lt "$FIRST_REQ" ]; do load "$PORT" 2 >/dev/null; done
+    c1=$(cpu_ticks "$kv" all); n1=$(served "$PORT")
+    echo "$policy first $((n1 - n0)) requests after /ready: cpu/req $(( (c1 - c0) * 1000000 / HZ / (n1 - n0 > 0 ? n1 - n0 : 1) )) us (JIT threads included)"
+  fi
+  # warm-up by count, not time: on a busy machine the JIT gets its share late
+  while [ "$(served "$PORT")" -lt "$WARM_REQ" ]; do load "$PORT" 5 >/dev/null; done
+  jcmd "$kv" JFR.start name=p settings=profile filename="$OUT/$policy.jfr" >/dev/null
+  n0=$(served "$PORT"); c0=$(cpu_ticks "$kv"); a0=$(cpu_ticks "$kv" all)
+  r=$(load "$PORT" "$DUR")
+  c1=$(cpu_ticks "$kv"); a1=$(cpu_ticks "$kv" all); n1=$(served "$PORT")
+  jcmd "$kv" JFR.stop name=p >/dev/null
+  req=$((n1 - n0)); [ "$req" -gt 0 ] || req=1
+  # heap bytes allocated by every thread over the recording (JFR's per-thread counters, first to last)
+  alloc=$(jfr print --json --events jdk.ThreadAllocationStatistics "$OUT/$policy.jfr" | python3 -c '
+import json, sys
+lo, hi = {}, {}
+for e in json.load(sys.stdin)["recording"]["events"]:
+    t = e["values"]["thread"]["osThreadId"]
+    a = e["values"]["allocated"]
+    lo[t] = min(lo.get(t, a), a); hi[t] = max(hi.get(t, a), a)
+print(sum(hi[t] - lo[t] for t in hi))')
+  echo "$policy: $(( req * 1000000 / $(field duration_us "$r") )) req/s, $req requests, cpu/req $(( (c1 - c0) * 1000000 / HZ / req )) us (no JIT threads; $(( (a1 - a0) * 1000000 / HZ / req )) us with them), alloc/req $(( alloc / req )) B, p50 $(field p50_us "$r") us, p99 $(field p99_us "$r") us, errors $(field errors "$r") non2xx $(field non2xx "$r"), load $(cut -d' ' -f1 /proc/loadavg)"
+  kill "$kv"; wait "$kv" 2>/dev/null || true
+done

@@ -1,0 +1,312 @@
+package dev.kvroute.proxy;
+
+import dev.kvroute.proxy.config.BackendConfig;
+import dev.kvroute.proxy.config.DiscoveryConfig;
+import dev.kvroute.proxy.config.ProxyConfig;
+import io.netty.bootstrap.ServerBootstrap;
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.Unpooled;
+import io.netty.channel.Channel;
+import io.netty.channel.ChannelHandlerContext;
+import io.netty.channel.ChannelInitializer;
+import io.netty.channel.EventLoopGroup;
+import io.netty.channel.SimpleChannelInboundHandler;
+import io.netty.channel.socket.SocketChannel;
+import io.netty.handler.codec.http.DefaultFullHttpResponse;
+import io.netty.handler.codec.http.DefaultHttpContent;
+import io.netty.handler.codec.http.DefaultHttpResponse;
+import io.netty.handler.codec.http.FullHttpRequest;
+import io.netty.handler.codec.http.FullHttpResponse;
+import io.netty.handler.codec.http.HttpHeaderNames;
+import io.netty.handler.codec.http.HttpHeaderValues;
+import io.netty.handler.codec.http.HttpObjectAggregator;
+import io.netty.handler.codec.http.HttpResponse;
+import io.netty.handler.codec.http.HttpResponseStatus;
+import io.netty.handler.codec.http.HttpServerCodec;
+import io.netty.handler.codec.http.HttpVersion;
+import java.lang.System.Logger.Level;
+import java.lang.management.CompilationMXBean;
+import java.lang.management.ManagementFactory;
+import java.net.InetSocketAddress;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse.BodyHandlers;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.SplittableRandom;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * Runs the proxy's request path on itself before the real server listens, so that its first
+ * requests find the hot path compiled instead of interpreted: a throwaway proxy with the real
+ * configuration's policy, tokenizer, index page size, limits and timeouts, in front of four zero-cost
+ * backends in this process (they answer every chat completion at once, JSON or SSE, with usage), is
+ * sent synthetic multi-turn chat requests of 2 to 25 KB over loopback until {@code requests} have
+ * been answered and the JIT compilers have gone quiet, or {@code maxTime} has passed. Everything it
+ * started is closed before it returns; no request reaches a real backend, and nothing it routed stays
+ * in the real server's index, token cache or metrics (they belong to the throwaway proxy).
+ *
+ * <p>Why: on a one-core router the JIT compiles on the core that serves, so a cold JVM answers its
+ * first seconds of traffic several times slower than its steady rate ({@code docs/performance.md},
+ * "Warm start"). The throwaway proxy listens on 127.0.0.1 on an ephemeral port, never on the real
+ * one, so the real {@code /ready} turns 200 only after the warm-up.
+ *
+ * <p>Not thread-safe: call once, before starting the real server.
+ */
+public final class SelfWarmUp {
+  private static final System.Logger LOG = System.getLogger(SelfWarmUp.class.getName());
+  /** The model the zero-cost backends serve and the synthetic requests name. */
+  static final String MODEL = "kvroute-warm-up";
+  private static final int CONNECTIONS = 4;
+  /** Zero-cost backends: enough for the policy to choose, balance and match. */
+  private static final int BACKENDS = 4;
+  private static final String[] WORDS = ("prefill decode cache block page token replica router prompt history "
+      + "session turn model engine queue batch latency throughput memory layer attention adapter request stream")
+      .split(" ");
+
+  /**
+   * What the warm-up did.
+   *
+   * @param requests requests answered 200 through the throwaway proxy
+   * @param failed requests answered otherwise or not at all
+   * @param elapsed wall time, including starting and closing the throwaway proxy
+   */
+  public record Result(int requests, int failed, Duration elapsed) {}
+
+  private SelfWarmUp() {}
+
+  /**
+   * Warms the request path up for {@code config}; returns at the latest about {@code maxTime} after
+   * it is called.
+   *
+   * @param requests requests to answer (at least); {@code 0} does nothing
+   * @param maxTime the longest the warm-up may take (more: it stops there, with fewer requests)
+   * @throws IllegalArgumentException if {@code requests < 0} or {@code maxTime} is not positive
+   */
+  public static Result run(ProxyConfig config, int requests, Duration maxTime) {
+    if (requests < 0) {
+      throw new IllegalArgumentException("requests: " + requests + " (expected: >= 0)");
+    }
+    if (maxTime.isNegative() || maxTime.isZero()) {
+      throw new IllegalArgumentException("maxTime: " + maxTime + " (expected: > 0)");
+    }
+    long start = System.nanoTime();
+    if (requests == 0) {
+      return new Result(0, 0, Duration.ZERO);
+    }
+    long deadline = start + maxTime.toNanos();
+    Transport transport = Transport.best();
+    EventLoopGroup backendLoop = transport.group(1);
+    KvrouteServer proxy = null;
+    AtomicInteger ok = new AtomicInteger();
+    AtomicInteger failed = new AtomicInteger();
+    try {
+      ServerBootstrap backends = new ServerBootstrap()
+          .group(backendLoop)
+          .channel(transport.serverChannel())
+          .childHandler(new ChannelInitializer<SocketChannel>() {
+            @Override
+            protected void initChannel(SocketChannel ch) {
+              ch.pipeline().addLast(new HttpServerCodec(), new HttpObjectAggregator(64 << 20), new ZeroCostBackend());
+            }
+          });
+      List<URI> urls = new ArrayList<>();
+      for (int i = 0; i < BACKENDS; i++) {
+        Channel backend = backends.bind("127.0.0.1", 0).syncUninterruptibly().channel();
+        urls.add(URI.create("http://127.0.0.1:" + ((InetSocketAddress) backend.localAddress()).getPort()));
+      }
+      proxy = KvrouteServer.start(throwaway(config, urls));
+      drive(proxy.uri(), requests, deadline, ok, failed);
+    } catch (RuntimeException e) {
+      // a warm-up that cannot run leaves a cold start, not a failed one
+      LOG.log(Level.WARNING, "warm-up stopped: " + e);
+    } finally {
+      if (proxy != null) {
+        proxy.close();
+      }
+      backendLoop.shutdownGracefully(0, 1, TimeUnit.SECONDS).syncUninterruptibly();
+    }
+    Result r = new Result(ok.get(), failed.get(), Duration.ofNanos(System.nanoTime() - start));
+    LOG.log(Level.INFO, "warm-up: {0} requests ({1} failed) in {2} ms", r.requests(), r.failed(),
+        r.elapsed().toMillis());
+    return r;
+  }
+
+  /**
+   * The real configuration with what must not leak out of the warm-up replaced: loopback on an
+   * ephemeral port, no admin listener, no discovery, no KV-event subscriptions, no mock fleet, and
+   * the zero-cost backends as the only backends.
+   */
+  static ProxyConfig throwaway(ProxyConfig config, List<URI> backends) {
+    long capacity = config.routing().defaultCapacityTokens();
+    List<BackendConfig> list = new ArrayList<>();
+    for (int i = 0; i < backends.size(); i++) {
+      list.add(new BackendConfig(backends.get(i), "warm-up-" + i, capacity, List.of(MODEL)));
+    }
+    return config
+        .withBind("127.0.0.1")
+        .withPort(0)
+        .withAdminPort(-1)
+        .withMockBackends(0)
+        .withDiscovery(DiscoveryConfig.off())
+        .withIndex(config.index().withMode("approximate"))
+        .withBackends(list);
+  }
+
+  /**
+   * Sends requests over {@value #CONNECTIONS} keep-alive connections until {@code requests} are
+   * answered and the JIT has been idle for 200 ms, or until {@code deadline}.
+   */
+  private static void drive(URI proxy, int requests, long deadline, AtomicInteger ok, AtomicInteger failed) {
+    List<byte[]> bodies = bodies();
+    HttpClient client = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1)
+        .connectTimeout(Duration.ofSeconds(5)).build();
+    URI chat = proxy.resolve("/v1/chat/completions");
+    AtomicLong next = new AtomicLong();
+    CountDownLatch done = new CountDownLatch(CONNECTIONS);
+    CompilationMXBean jit = ManagementFactory.getCompilationMXBean();
+    boolean jitTimed = jit != null && jit.isCompilationTimeMonitoringSupported();
+    long[] jitQuietSince = {0};
+    long[] lastJitMillis = {-1};
+    for (int c = 0; c < CONNECTIONS; c++) {
+      Thread t = new Thread(() -> {
+        try {
+          while (System.nanoTime() < deadline) {
+            long n = next.getAndIncrement();
+            if (n >= requests && (!jitTimed || jitQuiet(jit, lastJitMillis, jitQuietSince))) {
+              return;
+            }
+            HttpRequest req = HttpRequest.newBuilder(chat)
+                .timeout(Duration.ofSeconds(10))
+                .header("Content-Type", "application/json")
+                .POST(HttpRequest.BodyPublishers.ofByteArray(bodies.get((int) (n % bodies.size()))))
+                .build();
+            try {
+              int status = client.send(req, BodyHandlers.discarding()).statusCode();
+              (status == 200 ? ok : failed).incrementAndGet();
+            } catch (java.io.IOException e) {
+              failed.incrementAndGet();
+            }
+          }
+        } catch (InterruptedException e) {
+          Thread.currentThread().interrupt();
+        } finally {
+          done.countDown();
+        }
+      }, "kvroute-warm-up-" + c);
+      t.setDaemon(true);
+      t.start();
+    }
+    try {
+      done.await(Math.max(0, deadline - System.nanoTime()) + TimeUnit.SECONDS.toNanos(11), TimeUnit.NANOSECONDS);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+  }
+
+  /** Whether the JIT compilers' total time has not grown for 200 ms (checked by every caller). */
+  private static synchronized boolean jitQuiet(CompilationMXBean jit, long[] last, long[] quietSince) {
+    long now = System.nanoTime();
+    long millis = jit.getTotalCompilationTime();
+    if (millis != last[0]) {
+      last[0] = millis;
+      quietSince[0] = now;
+      return false;
+    }
+    return now - quietSince[0] >= TimeUnit.MILLISECONDS.toNanos(200);
+  }
+
+  /**
+   * 64 chat bodies: 16 sessions of 4 turns on a long system prompt and a growing history (2 to
+   * 25 KB), every fourth streamed, so the policy sees shared prefixes and both relay paths run.
+   */
+  static List<byte[]> bodies() {
+    SplittableRandom r = new SplittableRandom(18);
+    List<byte[]> out = new ArrayList<>();
+    for (int s = 0; s < 16; s++) {
+      StringBuilder history = new StringBuilder("[{\"role\":\"system\",\"content\":\"You are assistant " + s + ". ")
+          .append(text(r, 300)).append("\"}");
+      for (int t = 0; t < 2 * s; t++) {
+        history.append(",{\"role\":\"").append(t % 2 == 0 ? "user" : "assistant").append("\",\"content\":\"")
+            .append(text(r, 150)).append("\"}");
+      }
+      for (int turn = 0; turn < 4; turn++) {
+        history.append(",{\"role\":\"user\",\"content\":\"").append(text(r, 80)).append("\"}");
+        String body = "{\"model\":\"" + MODEL + "\",\"max_tokens\":16,\"stream\":" + (turn == 3)
+            + ",\"messages\":" + history + "]}";
+        out.add(body.getBytes(StandardCharsets.UTF_8));
+        history.append(",{\"role\":\"assistant\",\"content\":\"").append(text(r, 40)).append("\"}");
+      }
+    }
+    return out;
+  }
+
+  private static String text(SplittableRandom r, int words) {
+    StringBuilder sb = new StringBuilder();
+    for (int i = 0; i < words; i++) {
+      if (i > 0) {
+        sb.append(i % 37 == 0 ? "\\n" : " ");
+      }
+      sb.append(WORDS[r.nextInt(WORDS.length)]).append(r.nextInt(1000));
+    }
+    return sb.toString();
+  }
+
+  /**
+   * Answers like a vLLM server at zero cost: {@code /health}, {@code /v1/models} (one model,
+   * {@value #MODEL}), a {@code /metrics} of an idle engine, and every other request a completion of one token
+   * with usage, as JSON or (when the body asks to stream) as SSE with a usage chunk and {@code [DONE]}.
+   */
+  private static final class ZeroCostBackend extends SimpleChannelInboundHandler<FullHttpRequest> {
+    private static final byte[] MODELS = ("{\"object\":\"list\",\"data\":[{\"id\":\"" + MODEL
+        + "\",\"object\":\"model\",\"owned_by\":\"vllm\",\"max_model_len\":131072}]}").getBytes(StandardCharsets.UTF_8);
+    /** An idle engine's load, so that load scraping reads it (and logs no warning about it). */
+    private static final byte[] METRICS = ("vllm:num_requests_running{model_name=\"" + MODEL + "\"} 0.0\n"
+        + "vllm:num_requests_waiting{model_name=\"" + MODEL + "\"} 0.0\n").getBytes(StandardCharsets.UTF_8);
+    private static final byte[] COMPLETION = ("{\"id\":\"chatcmpl-0\",\"object\":\"chat.completion\",\"created\":1,"
+        + "\"model\":\"" + MODEL + "\",\"choices\":[{\"index\":0,\"message\":{\"role\":\"assistant\",\"content\":\"ok\"},"
+        + "\"finish_reason\":\"length\"}],\"usage\":{\"prompt_tokens\":5000,\"completion_tokens\":1,"
+        + "\"total_tokens\":5001,\"prompt_tokens_details\":{\"cached_tokens\":0}}}").getBytes(StandardCharsets.UTF_8);
+    private static final byte[] CHUNK = ("data: {\"id\":\"chatcmpl-0\",\"object\":\"chat.completion.chunk\",\"created\":1,"
+        + "\"model\":\"" + MODEL + "\",\"choices\":[{\"index\":0,\"delta\":{\"content\":\"ok\"},\"finish_reason\":null}]}\n\n")
+        .getBytes(StandardCharsets.UTF_8);
+    private static final byte[] USAGE = ("data: {\"id\":\"chatcmpl-0\",\"object\":\"chat.completion.chunk\",\"created\":1,"
+        + "\"model\":\"" + MODEL + "\",\"choices\":[],\"usage\":{\"prompt_tokens\":5000,\"completion_tokens\":1,"
+        + "\"total_tokens\":5001,\"prompt_tokens_details\":{\"cached_tokens\":0}}}\n\ndata: [DONE]\n\n")
+        .getBytes(StandardCharsets.UTF_8);
+
+    @Override
+    protected void channelRead0(ChannelHandlerContext ctx, FullHttpRequest req) {
+      String path = req.uri();
+      if (path.startsWith("/v1/models")) {
+        full(ctx, "application/json", MODELS);
+      } else if (path.startsWith("/metrics")) {
+        full(ctx, "text/plain; version=0.0.4", METRICS);
+      } else if (path.startsWith("/health")) {
+        full(ctx, "text/plain", new byte[0]);
+      } else if (req.content().toString(StandardCharsets.UTF_8).contains("\"stream\":true")) {
+        HttpResponse head = new DefaultHttpResponse(HttpVersion.HTTP_1_1, HttpResponseStatus.OK);
+        head.headers().set(HttpHeaderNames.CONTENT_TYPE, "text/event-stream")
+            .set(HttpHeaderNames.TRANSFER_ENCODING, HttpHeaderValues.CHUNKED);
+        ctx.write(head);
+        ctx.write(new DefaultHttpContent(Unpooled.wrappedBuffer(CHUNK)));
+        ctx.writeAndFlush(new io.netty.handler.codec.http.DefaultLastHttpContent(Unpooled.wrappedBuffer(USAGE)));
+      } else {
+        full(ctx, "application/json", COMPLETION);
+      }
+    }
+
+    private static void full(ChannelHandlerContext ctx, String type, byte[] body) {
+      ByteBuf content = Unpooled.wrappedBuffer(body);
+      FullHttpResponse r = new DefaultFullHttpResponse(HttpVersion.HTTP_1_1, HttpResponseStatus.OK, content);
+      r.headers().set(HttpHeaderNames.CONTENT_TYPE, type).setInt(HttpHeaderNames.CONTENT_LENGTH, body.length);
+      ctx.writeAndFlush(r);
+    }
+  }
+}

@@ -1,0 +1,55 @@
+package dev.kvroute.proxy;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.kvroute.proxy.config.BackendConfig;
+import dev.kvroute.proxy.config.ProxyConfig;
+import java.net.URI;
+import java.time.Duration;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+
+@ExtendWith(NettyLeakExtension.class)
+final class SelfWarmUpTest {
+
+  @Test
+  void answersTheRequestsThroughAThrowawayProxyInFrontOfZeroCostBackends() {
+    ProxyConfig real = ProxyConfig.defaults()
+        .withBackendUrls(List.of(URI.create("http://127.0.0.1:9")))
+        .withPort(0)
+        .withAdminPort(-1);
+    SelfWarmUp.Result r = SelfWarmUp.run(real, 300, Duration.ofMinutes(2));
+    // every request (JSON and SSE, through parse, tokenize, index, policy and both relays) came back 200
+    assertThat(r.requests()).isGreaterThanOrEqualTo(300);
+    assertThat(r.failed()).isZero();
+  }
+
+  @Test
+  void theThrowawayProxyListensOnLoopbackOnlyAndReachesNoRealBackend() {
+    ProxyConfig real = ProxyConfig.defaults()
+        .withBackendUrls(List.of(URI.create("http://10.1.2.3:8000")))
+        .withMockBackends(0);
+    ProxyConfig warm = SelfWarmUp.throwaway(real,
+        List.of(URI.create("http://127.0.0.1:4567"), URI.create("http://127.0.0.1:4568")));
+    assertThat(warm.bind()).isEqualTo("127.0.0.1");
+    assertThat(warm.port()).isZero();
+    assertThat(warm.admin().enabled()).isFalse();
+    assertThat(warm.discovery().enabled()).isFalse();
+    assertThat(warm.index().usesEvents()).isFalse();
+    assertThat(warm.backends()).extracting(BackendConfig::url)
+        .containsExactly(URI.create("http://127.0.0.1:4567"), URI.create("http://127.0.0.1:4568"));
+    assertThat(warm.policy()).isEqualTo(real.policy());
+    assertThat(warm.routing()).isEqualTo(real.routing());
+  }
+
+  @Test
+  void zeroRequestsIsNoWarmUpAndBadArgumentsAreRefused() {
+    assertThat(SelfWarmUp.run(ProxyConfig.defaults(), 0, Duration.ofSeconds(1)).requests()).isZero();
+    assertThatThrownBy(() -> SelfWarmUp.run(ProxyConfig.defaults(), -1, Duration.ofSeconds(1)))
+        .hasMessageContaining("requests: -1");
+    assertThatThrownBy(() -> SelfWarmUp.run(ProxyConfig.defaults(), 1, Duration.ZERO))
+        .hasMessageContaining("maxTime");
+  }
+}
