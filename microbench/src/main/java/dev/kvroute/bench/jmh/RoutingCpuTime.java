@@ -16,7 +16,8 @@ import java.util.Arrays;
  * {@code RoutingBenchmark.routeRequest}, one thread.
  *
  * <p>Run (after building {@code microbench/target/microbench.jar}; arguments: requests per round, rounds,
- * the last round is reported):
+ * the last round is reported, and the tokenizer, {@code o200k_base} (default) or {@code hf} as in
+ * {@code RoutingBenchmark}):
  *
  * <pre>{@code
  * java -Xms1g -Xmx1g -cp microbench/target/microbench.jar dev.kvroute.bench.jmh.RoutingCpuTime 2000 3
@@ -31,6 +32,7 @@ public final class RoutingCpuTime {
     ThreadMXBean mx = ManagementFactory.getThreadMXBean();
     RoutingBenchmark.Fleet fleet = new RoutingBenchmark.Fleet();
     fleet.historyTokens = 32_000;
+    fleet.tokenizerSpec = args.length > 2 ? args[2] : "o200k_base";
     fleet.setUp();
     long[] parse = new long[requests];
     long[] tokenize = new long[requests];

@@ -96,7 +96,25 @@ final class JsonRequestParser implements RequestParser {
         segments,
         optionalBoolean(root, "stream"),
         maxTokens,
-        new RequestView.Body(body, offset, length));
+        new RequestView.Body(body, offset, length,
+            endpoint == Endpoint.CHAT_COMPLETIONS ? messageSpans(b) : null));
+  }
+
+  /**
+   * Where each message sits in the body, four offsets per message into the body array: the
+   * object's first byte and the byte after its end, then its string content's first and after-last
+   * byte (inside the quotes), or {@code -1, -1} when the content is not left in the body.
+   */
+  private static int[] messageSpans(Body b) {
+    int[] spans = new int[4 * b.messages.size()];
+    for (int i = 0; i < b.messages.size(); i++) {
+      Message m = (Message) b.messages.get(i);
+      spans[4 * i] = m.start;
+      spans[4 * i + 1] = m.end;
+      spans[4 * i + 2] = m.contentSpan == null ? -1 : m.contentSpan.start;
+      spans[4 * i + 3] = m.contentSpan == null ? -1 : m.contentSpan.end;
+    }
+    return spans;
   }
 
   // ---- reading --------------------------------------------------------------------------------
@@ -112,6 +130,9 @@ final class JsonRequestParser implements RequestParser {
     Span contentSpan;
     JsonNode toolCalls;
     JsonNode functionCall;
+    /** The object's bytes in the body array: {@code [start, end)}. */
+    int start;
+    int end;
   }
 
   /**
@@ -218,7 +239,11 @@ final class JsonRequestParser implements RequestParser {
     JsonToken t;
     while ((t = p.nextToken()) != JsonToken.END_ARRAY) {
       if (t == JsonToken.START_OBJECT) {
-        out.add(readMessage(p, body, offset, length));
+        int start = offset + (int) p.currentTokenLocation().getByteOffset();
+        Message m = readMessage(p, body, offset, length);
+        m.start = start;
+        m.end = offset + (int) p.currentLocation().getByteOffset();
+        out.add(m);
       } else {
         out.add(p.readValueAsTree());
       }

@@ -34,8 +34,21 @@ public record RequestView(
     this(endpoint, model, sessionKey, segments, stream, maxTokens, null);
   }
 
-  /** {@code length} bytes of {@code bytes} from {@code offset}: a request body, not copied. */
-  public record Body(byte[] bytes, int offset, int length) {}
+  /**
+   * {@code length} bytes of {@code bytes} from {@code offset}: a request body, not copied.
+   *
+   * @param messageSpans for a chat body, four offsets into {@code bytes} per message, in order: the
+   *     message object's first byte and the byte after it, then its string content's first byte and
+   *     the byte after it, inside the quotes ({@code -1, -1} when the content is not a plain JSON
+   *     string); {@code null} when unknown. A model's chat template uses them to key its rendering
+   *     cache by the messages' exact bytes.
+   */
+  public record Body(byte[] bytes, int offset, int length, int[] messageSpans) {
+    /** A body whose message positions are unknown. */
+    public Body(byte[] bytes, int offset, int length) {
+      this(bytes, offset, length, null);
+    }
+  }
 
   public RequestView {
     segments = List.copyOf(segments);

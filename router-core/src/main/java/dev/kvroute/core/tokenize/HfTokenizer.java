@@ -2,6 +2,7 @@ package dev.kvroute.core.tokenize;
 
 import ai.djl.huggingface.tokenizers.Encoding;
 import ai.djl.huggingface.tokenizers.HuggingFaceTokenizer;
+import ai.djl.huggingface.tokenizers.jni.TokenizersLibrary;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import java.io.IOException;
@@ -51,6 +52,10 @@ final class HfTokenizer implements Tokenizer {
   private final Map<Character, String[]> byFirstChar;
   private final java.util.BitSet firstChars = new java.util.BitSet(Character.MAX_VALUE + 1);
   private final boolean splittable;
+  /** Added tokens that a text may be cut right before: they strip nothing to their left. */
+  private final java.util.Set<String> leadTokens;
+  /** The longest added token's length in chars. */
+  private final int maxAddedChars;
   /** The largest id in the vocabulary or among the added tokens. */
   private final int maxId;
 
@@ -59,12 +64,16 @@ final class HfTokenizer implements Tokenizer {
     this.name = name;
     List<String> raw = new ArrayList<>();
     List<String> boundaries = new ArrayList<>();
+    java.util.Set<String> leads = new java.util.HashSet<>();
     for (JsonNode t : json.path("added_tokens")) {
       String content = t.path("content").asText("");
       if (content.isEmpty() || t.path("normalized").asBoolean(false)) {
         continue;
       }
       raw.add(content);
+      if (!t.path("lstrip").asBoolean(false) && !t.path("single_word").asBoolean(false)) {
+        leads.add(content);
+      }
       if (!t.path("rstrip").asBoolean(false) && !t.path("single_word").asBoolean(false)) {
         boundaries.add(content);
       }
@@ -73,6 +82,8 @@ final class HfTokenizer implements Tokenizer {
     raw.sort(longestFirst);
     boundaries.sort(longestFirst);
     this.rawAddedTokens = raw.toArray(String[]::new);
+    this.leadTokens = java.util.Set.copyOf(leads);
+    this.maxAddedChars = rawAddedTokens.length == 0 ? 0 : rawAddedTokens[0].length();
     this.boundaryTokens = boundaries.toArray(String[]::new);
     Map<Character, List<String>> grouped = new java.util.HashMap<>();
     for (String t : rawAddedTokens) {
@@ -134,8 +145,24 @@ final class HfTokenizer implements Tokenizer {
     if (text.isEmpty()) {
       return new int[0];
     }
-    Encoding e = tokenizer.encode(text, false, false);
-    long[] ids = e.getIds();
+    return ids(text, false);
+  }
+
+  /**
+   * The ids of {@code text} straight from the native library: DJL's {@code encode} also copies the
+   * type ids, token strings, offsets and masks out of the library, which costs several times the
+   * encoding itself for a short text. Same encoding ({@code HuggingFaceTokenizer.encode} with no
+   * prefix space, lower-casing or accent stripping, none of which this tokenizer is built with).
+   */
+  private int[] ids(String text, boolean addSpecialTokens) {
+    TokenizersLibrary lib = TokenizersLibrary.LIB;
+    long encoding = lib.encode(tokenizer.getHandle(), text, addSpecialTokens);
+    long[] ids;
+    try {
+      ids = lib.getTokenIds(encoding);
+    } finally {
+      lib.deleteEncoding(encoding);
+    }
     int[] out = new int[ids.length];
     for (int i = 0; i < ids.length; i++) {
       out[i] = (int) ids[i];
@@ -143,15 +170,12 @@ final class HfTokenizer implements Tokenizer {
     return out;
   }
 
+
   /** The tokens of {@code text} with the tokenizer's post-processor ({@code add_special_tokens=True}). */
   int[] encodeWithSpecialTokens(String text) {
-    long[] ids = tokenizer.encode(text, true, false).getIds();
-    int[] out = new int[ids.length];
-    for (int i = 0; i < ids.length; i++) {
-      out[i] = (int) ids[i];
-    }
-    return out;
+    return ids(text, true);
   }
+
 
   @Override
   public String decode(int[] tokenIds) {
@@ -207,6 +231,38 @@ final class HfTokenizer implements Tokenizer {
       }
     }
     return java.util.Arrays.copyOf(cuts, n);
+  }
+
+  /**
+   * Whether {@code text} cut at {@code at} keeps its tokens ({@code encode(text)} equals {@code
+   * encode(text[0, at)) ++ encode(text[at, end))}): an added token that strips nothing to its left
+   * starts at {@code at}, and no added token starting in the {@link #maxAddedChars()} chars before
+   * {@code at} reaches past it (conservative: such a match would be cut). Always false when the
+   * tokenizer is not {@link #splittable()}.
+   */
+  boolean cutBefore(String text, int at) {
+    if (!splittable || at <= 0 || at >= text.length() || !firstChars.get(text.charAt(at))) {
+      return false;
+    }
+    String lead = longestAt(text, at);
+    if (lead == null || !leadTokens.contains(lead)) {
+      return false;
+    }
+    for (int s = Math.max(0, at - maxAddedChars + 1); s < at; s++) {
+      if (firstChars.get(text.charAt(s))) {
+        for (String t : byFirstChar.get(text.charAt(s))) {
+          if (s + t.length() > at && text.startsWith(t, s)) {
+            return false;
+          }
+        }
+      }
+    }
+    return true;
+  }
+
+  /** The longest added token's length in chars ({@code 0} when there is none). */
+  int maxAddedChars() {
+    return maxAddedChars;
   }
 
   private String longestAt(String text, int at) {

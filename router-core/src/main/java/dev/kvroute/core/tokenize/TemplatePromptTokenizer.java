@@ -14,17 +14,19 @@ import java.util.Objects;
  * by its {@link ChatTemplate} from the request body (or, for a view built from segments, from its
  * role and text pairs), and the text is encoded with {@code add_special_tokens=False}, as vLLM does.
  *
- * <p>What is cached. The whole conversation is rendered on every request (the template decides
- * what each message looks like, possibly from messages after it or from its position, e.g. Qwen3
- * drops the reasoning of assistant turns before the last user query). The rendered text is then cut
- * right after special tokens ({@link HfTokenizer#splitAfterSpecialTokens}) into chunks of at least
- * {@value #MIN_CHUNK_CHARS} characters (greedily from the start), and each chunk's tokens are kept in
- * a byte-bounded cache keyed by the {@link TextHash} of its text. The tokenizer encodes the pieces
- * between special tokens independently, so the concatenated chunk tokens equal the tokens of the
- * whole text; a multi-turn request finds every chunk of its unchanged history in the cache (the
- * chunking of a shared prefix is the same) and encodes only the chunks that changed: its new
- * messages, the generation prompt, and any message the template renders differently than last
- * time. Tokenizers whose pieces depend on their position are never cut (one chunk per prompt).
+ * <p>What is cached. A chat request whose earlier messages were seen before is answered by the
+ * {@link PrefixRenderCache}: the tokens of its history up to the last user message before its final
+ * one come from that cache (keyed by the messages' exact bytes), and only a short window (the first
+ * message, then the messages from that user message on) is rendered and encoded; its documentation
+ * says when that equals a full rendering and how the cache checks itself. Otherwise the whole
+ * conversation is rendered (the template decides what each message looks like, possibly from
+ * messages after it or from its position, e.g. Qwen3 drops the reasoning of assistant turns before
+ * the last user query). Either way the rendered text is cut right after special tokens
+ * ({@link HfTokenizer#splitAfterSpecialTokens}) into chunks of at least {@value #MIN_CHUNK_CHARS}
+ * characters (greedily from the start), and each chunk's tokens are kept in a byte-bounded cache
+ * keyed by the {@link TextHash} of its text. The tokenizer encodes the pieces between special tokens
+ * independently, so the concatenated chunk tokens equal the tokens of the whole text. Tokenizers
+ * whose pieces depend on their position are never cut (one chunk per prompt, no prefix cache).
  *
  * <p>Completions and SGLang prompts: each text segment is one cached piece, encoded with {@code
  * add_special_tokens=True} as vLLM's {@code /v1/completions} and SGLang's {@code /generate} do by
@@ -38,6 +40,8 @@ final class TemplatePromptTokenizer implements PromptTokenizer {
 
   private final HfTokenizer tokenizer;
   private final ChatTemplate template;
+  /** Chat requests whose earlier messages were seen before: only a window is rendered. */
+  private final PrefixRenderCache prefixes;
   private final PieceCache cache;
   /** Completion and SGLang text prompts, encoded with special tokens (another key space). */
   private final PieceCache prompts;
@@ -47,6 +51,8 @@ final class TemplatePromptTokenizer implements PromptTokenizer {
     this.template = Objects.requireNonNull(template, "template");
     this.cache = new PieceCache(maxCacheBytes);
     this.prompts = new PieceCache(maxCacheBytes / 4);
+    this.prefixes = new PrefixRenderCache(tokenizer, template, this::tokenizeText, this::renderFully,
+        maxCacheBytes);
   }
 
   @Override
@@ -54,6 +60,11 @@ final class TemplatePromptTokenizer implements PromptTokenizer {
     if (view.endpoint() != Endpoint.CHAT_COMPLETIONS || view.body() == null) {
       return tokenize(view.endpoint(), view.segments());
     }
+    return prefixes.tokenize(view);
+  }
+
+  /** The whole conversation of a chat request body rendered and tokenized (no prefix cache). */
+  PrefixRenderCache.Rendered renderFully(RequestView view) {
     ChatInput input;
     try {
       RequestView.Body b = view.body();
@@ -61,7 +72,13 @@ final class TemplatePromptTokenizer implements PromptTokenizer {
     } catch (InvalidRequestException e) {
       throw new ChatTemplateException(e.getMessage(), e);
     }
-    return tokenizeText(template.render(input));
+    String text = template.render(input);
+    return new PrefixRenderCache.Rendered(input, text, tokenizeText(text));
+  }
+
+  /** The prefix cache of chat requests (for tests). */
+  PrefixRenderCache prefixes() {
+    return prefixes;
   }
 
   @Override

@@ -78,7 +78,8 @@ public record TokenizerSpec(Kind kind, String value) {
 
   /**
    * Loads the prompt tokenizer of a {@link Kind#TIKTOKEN} or {@link Kind#HUGGINGFACE} spec, with a
-   * piece cache of {@code maxCacheBytes}. A HuggingFace directory must hold {@code tokenizer.json}
+   * piece cache of {@code maxCacheBytes} (for hf, and as much again for its cache of rendered
+   * conversation prefixes). A HuggingFace directory must hold {@code tokenizer.json}
    * and a chat template; a failure says which file and what was wrong.
    *
    * @param clock the time {@code strftime_now} renders in chat templates

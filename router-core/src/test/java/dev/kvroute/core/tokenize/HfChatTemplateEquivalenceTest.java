@@ -24,8 +24,14 @@ import org.junit.jupiter.params.provider.ValueSource;
  * prompts, tools, tool calls and results, content parts, reasoning blocks, CJK, emoji, combining
  * marks, empty and whitespace-only messages, very long messages). Every request goes through the
  * router's real path (the request parser, then one {@link PromptTokenizer} for the whole corpus, so
- * later turns of a conversation take their history's chunks from the cache), and each prompt is
- * also encoded whole without the cache: both must equal the reference.
+ * later turns of a conversation take their history from the prefix and chunk caches), and each
+ * prompt is also encoded whole without the cache: both must equal the reference. The corpus is run
+ * twice, the second pass answered from the {@link PrefixRenderCache} built by the first.
+ *
+ * <p>{@link #everyPrefixFromTheCacheEqualsTheFullRendering}: every conversation of the corpus is
+ * replayed a message at a time (the first {@code k} messages for each {@code k}), so each request
+ * extends a cached prefix, and every answer must equal the full rendering of the same request (the
+ * path the first test holds equal to transformers).
  */
 class HfChatTemplateEquivalenceTest {
   private static final ObjectMapper MAPPER = new ObjectMapper();
@@ -42,6 +48,8 @@ class HfChatTemplateEquivalenceTest {
     List<String> mismatches = new ArrayList<>();
     int requests = 0;
     long tokens = 0;
+    for (int pass = 1; pass <= 2; pass++) {
+    long hitsBefore = hf.prefixes().hits();
     try (BufferedReader in = Files.newBufferedReader(corpus, StandardCharsets.UTF_8)) {
       for (String line = in.readLine(); line != null; line = in.readLine()) {
         JsonNode row = MAPPER.readTree(line);
@@ -54,7 +62,7 @@ class HfChatTemplateEquivalenceTest {
         if (!java.util.Arrays.equals(actual, expected)) {
           String text = hf.render(ChatInput.fromBody(body, 0, body.length, hf.template().stringContent()));
           String want = row.get("text").textValue();
-          mismatches.add("request " + row.get("id") + ": " + (text.equals(want)
+          mismatches.add("pass " + pass + ", request " + row.get("id") + ": " + (text.equals(want)
               ? "same text, tokens differ at " + firstDifference(actual, expected)
               : "text differs at char " + firstDifference(text, want) + ":\n  java:   "
                   + excerpt(text, firstDifference(text, want)) + "\n  python: "
@@ -65,9 +73,58 @@ class HfChatTemplateEquivalenceTest {
         }
       }
     }
-    assertThat(requests).isGreaterThanOrEqualTo(500);
+    if (pass == 2) {
+      assertThat(hf.prefixes().hits() - hitsBefore).as("second pass answered from cached prefixes")
+          .isGreaterThan(REQUESTS / 2);
+    }
+    }
+    assertThat(hf.prefixes().mismatches()).as("checked cache hits that differed").isZero();
+    assertThat(requests).isGreaterThanOrEqualTo(1000);
     assertThat(mismatches).as("%s: %d of %d requests (%d tokens) differ", model, mismatches.size(), requests, tokens)
         .isEmpty();
+  }
+
+  @ParameterizedTest
+  @ValueSource(strings = {"qwen3", "llama3_1"})
+  void everyPrefixFromTheCacheEqualsTheFullRendering(String model) throws Exception {
+    Path dir = HfModelFiles.model(model);
+    Path corpus = HfModelFiles.reference(dir, Path.of("target", "hf-reference", model + ".jsonl"), REQUESTS);
+    TemplatePromptTokenizer hf =
+        (TemplatePromptTokenizer) TokenizerSpec.parse("hf:" + dir).load(InstantSource.system(), 64L << 20);
+    RequestParser parser = RequestParser.create();
+    List<String> mismatches = new ArrayList<>();
+    int compared = 0;
+    try (BufferedReader in = Files.newBufferedReader(corpus, StandardCharsets.UTF_8)) {
+      for (String line = in.readLine(); line != null; line = in.readLine()) {
+        com.fasterxml.jackson.databind.node.ObjectNode request =
+            (com.fasterxml.jackson.databind.node.ObjectNode) MAPPER.readTree(line).get("request");
+        JsonNode messages = request.get("messages");
+        for (int k = 1; k <= messages.size(); k++) {
+          com.fasterxml.jackson.databind.node.ObjectNode prefix = request.deepCopy();
+          com.fasterxml.jackson.databind.node.ArrayNode kept = prefix.putArray("messages");
+          for (int i = 0; i < k; i++) {
+            kept.add(messages.get(i));
+          }
+          byte[] body = MAPPER.writeValueAsBytes(prefix);
+          RequestView view = parser.parse(Endpoint.CHAT_COMPLETIONS, body, name -> null);
+          int[] full;
+          try {
+            full = hf.renderFully(view).tokens();
+          } catch (ChatTemplateException e) {
+            continue; // a prefix the template rejects (say, no user message yet)
+          }
+          int[] cached = hf.tokenize(view);
+          compared++;
+          if (!java.util.Arrays.equals(cached, full)) {
+            mismatches.add("request " + MAPPER.readTree(line).get("id") + " first " + k + " messages: "
+                + "tokens differ at " + firstDifference(cached, full));
+          }
+        }
+      }
+    }
+    assertThat(hf.prefixes().hits()).as("requests answered from a cached prefix").isGreaterThan(compared / 4);
+    assertThat(mismatches).as("%s: %d of %d prefixes differ", model, mismatches.size(), compared).isEmpty();
+    assertThat(hf.prefixes().mismatches()).isZero();
   }
 
   private static int firstDifference(int[] a, int[] b) {
