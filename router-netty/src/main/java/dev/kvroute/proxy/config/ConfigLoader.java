@@ -144,6 +144,9 @@ public final class ConfigLoader {
       return path + ": unknown key (expected one of: " + String.join(", ", known) + ")";
     }
     Throwable cause = m.getCause();
+    if (cause instanceof ConfigException) {
+      return cause.getMessage(); // already names its full path (e.g. routing.tokenizer)
+    }
     if (m instanceof ValueInstantiationException && cause instanceof IllegalArgumentException) {
       return path.isEmpty() ? cause.getMessage() : path + "." + cause.getMessage();
     }

@@ -78,6 +78,15 @@ final class ConfigLoaderTest {
   }
 
   @Test
+  void unknownTokenizerIsOneLineWithoutJacksonWrapping() {
+    assertThatThrownBy(() -> ConfigLoader.parse("routing:\n  tokenizer: nope\n", Map.of()))
+        .isInstanceOf(ConfigException.class)
+        .hasMessageStartingWith("routing.tokenizer: nope (expected: ")
+        .hasMessageNotContaining("Cannot construct")
+        .hasMessageNotContaining("RoutingConfig");
+  }
+
+  @Test
   void unknownKeyListsTheKnownOnes() {
     assertThatThrownBy(() -> ConfigLoader.parse("timeouts:\n  conect: 1s\n", Map.of()))
         .hasMessage("timeouts.conect: unknown key (expected one of: client, connect, drain, firstByte, idle)");
