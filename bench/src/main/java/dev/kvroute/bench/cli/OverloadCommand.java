@@ -11,7 +11,10 @@ import java.util.List;
 import java.util.Locale;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
+import picocli.CommandLine.ParameterException;
+import picocli.CommandLine.Spec;
 
 /**
  * {@code kvroute overload}: the overload scenarios of issue 16, each predicted by the simulator (the
@@ -49,10 +52,19 @@ public final class OverloadCommand implements Callable<Integer> {
   @Option(names = "--simulate-only", description = "Only the simulator's prediction (no real run).")
   boolean simulateOnly;
 
+  @Spec CommandSpec spec;
+
   @Override
   public Integer call() throws Exception {
     if (!(duration > 0) || !(timeScale > 0)) {
-      throw new IllegalArgumentException("--duration " + duration + ", --time-scale " + timeScale + " (expected: > 0)");
+      throw new ParameterException(spec.commandLine(),
+          "--duration " + duration + ", --time-scale " + timeScale + " (expected: > 0)");
+    }
+    for (String name : scenarios) { // all names before the first scenario runs (minutes each)
+      if (!OverloadScenario.NAMES.contains(name.trim())) {
+        throw new ParameterException(spec.commandLine(), "--scenario " + name
+            + " (expected: one of " + String.join(", ", OverloadScenario.NAMES) + ")");
+      }
     }
     PromptTokenizer tokenizer = MockEngineServer.sharedPromptTokenizer(Tokenizer.DEFAULT_ENCODING);
     SingleTokenVocabulary vocabulary = SingleTokenVocabulary.of(tokenizer.tokenizer());
