@@ -67,15 +67,6 @@ for policy in "${POLICIES[@]}"; do
 done
 
 cat "$summary"
-if [ "$DOC" != "-" ] && grep -q '<!-- compose-loadtest:begin -->' "$DOC"; then
-  python3 - "$DOC" "$summary" <<'PY'
-import sys
-doc, summary = sys.argv[1], sys.argv[2]
-text = open(doc).read()
-begin, end = "<!-- compose-loadtest:begin -->", "<!-- compose-loadtest:end -->"
-head, rest = text.split(begin, 1)
-_, tail = rest.split(end, 1)
-open(doc, "w").write(head + begin + "\n" + open(summary).read() + end + tail)
-PY
-  echo "compose-loadtest: wrote $DOC" >&2
+if [ "$DOC" != "-" ]; then
+  python3 bench/scripts/doc-section.py "$DOC" compose-loadtest "$summary" && echo "compose-loadtest: wrote $DOC" >&2
 fi

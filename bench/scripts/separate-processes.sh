@@ -88,15 +88,6 @@ OVERLOAD_K=${OVERLOAD_K:-20}
 if [ "$OVERLOAD_K" != 0 ]; then run_policy cache-aware "$OVERLOAD_K" "cache-aware-overloaded"; fi
 
 cat "$summary"
-if [ "$DOC" != "-" ] && grep -q '<!-- separate-processes:begin -->' "$DOC"; then
-  python3 - "$DOC" "$summary" <<'PY'
-import sys
-doc, summary = sys.argv[1], sys.argv[2]
-text = open(doc).read()
-begin, end = "<!-- separate-processes:begin -->", "<!-- separate-processes:end -->"
-head, rest = text.split(begin, 1)
-_, tail = rest.split(end, 1)
-open(doc, "w").write(head + begin + "\n" + open(summary).read() + end + tail)
-PY
-  echo "separate-processes: wrote $DOC" >&2
+if [ "$DOC" != "-" ]; then
+  python3 bench/scripts/doc-section.py "$DOC" separate-processes "$summary" && echo "separate-processes: wrote $DOC" >&2
 fi
