@@ -5,6 +5,7 @@ import dev.kvroute.core.exposition.Sample;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 import java.util.function.Function;
 import java.util.function.ToIntFunction;
@@ -47,8 +48,8 @@ public final class LoraAffinity {
 
   /**
    * The state in a Prometheus text exposition's {@code vllm:lora_requests_info} line, or
-   * {@link State#UNKNOWN} when it has none (no LoRA, or not vLLM). Several lines (data-parallel
-   * engines) are merged, their slots added.
+   * {@link State#UNKNOWN} when it has none (no LoRA, or not vLLM). Each engine's latest line is read
+   * (see {@link #state}).
    */
   static State parse(String metricsText) {
     return state(PrometheusText.samples(metricsText, INFO_METRIC::equals));
@@ -57,19 +58,31 @@ public final class LoraAffinity {
   /**
    * The state in {@code vllm:lora_requests_info} samples (labels {@code running_lora_adapters},
    * {@code waiting_lora_adapters}: comma-separated names; {@code max_lora}: a count, an unreadable one
-   * counting as 1), or {@link State#UNKNOWN} when there are none with labels. Several samples are merged, their
-   * slots added.
+   * counting as 1), or {@link State#UNKNOWN} when there are none with labels.
+   *
+   * <p>vLLM sets this gauge, whose value is the unix time of the sample, on a new series for every
+   * new combination of labels and never removes the old ones: its exposition keeps one line per
+   * combination ever seen, and only the one with the largest value is the current state (GAIE's
+   * metrics scraper reads it the same way, {@code getLatestLoraMetric}). So, per engine (the {@code
+   * engine} label of a data-parallel server; one group without it), the latest line is read; the
+   * engines' latest lines are then merged, their slots added.
    */
   static State state(List<Sample> info) {
-    Set<String> running = new java.util.TreeSet<>();
-    Set<String> waiting = new java.util.TreeSet<>();
-    int max = 0;
-    boolean any = false;
+    Map<String, Sample> latest = new java.util.LinkedHashMap<>();
     for (Sample s : info) {
       if (s.labels().isEmpty()) {
         continue; // vLLM's info gauge always has labels: this is not it
       }
-      any = true;
+      String engine = s.label("engine");
+      latest.merge(engine == null ? "" : engine, s, (a, b) -> b.value() > a.value() ? b : a);
+    }
+    if (latest.isEmpty()) {
+      return State.UNKNOWN;
+    }
+    Set<String> running = new java.util.TreeSet<>();
+    Set<String> waiting = new java.util.TreeSet<>();
+    int max = 0;
+    for (Sample s : latest.values()) {
       String r = s.label("running_lora_adapters");
       String w = s.label("waiting_lora_adapters");
       String m = s.label("max_lora");
@@ -88,7 +101,7 @@ public final class LoraAffinity {
         }
       }
     }
-    return any ? new State(Set.copyOf(running), Set.copyOf(waiting), max) : State.UNKNOWN;
+    return new State(Set.copyOf(running), Set.copyOf(waiting), max);
   }
 
   private static List<String> names(String csv) {

@@ -33,6 +33,31 @@ class LoraAffinityTest {
     assertThat(idle.maxLoras()).isEqualTo(1);
   }
 
+  /**
+   * vLLM keeps one series per label combination ever set, its value the sample's unix time: the
+   * router read the union of all of them (every adapter ever run looked running, slots added up).
+   */
+  @Test
+  void onlyTheLatestOfVllmsAccumulatedSeriesIsTheState() {
+    String text = "# TYPE vllm:lora_requests_info gauge\n"
+        + "vllm:lora_requests_info{max_lora=\"2\",running_lora_adapters=\"sql,chat\",waiting_lora_adapters=\"math\"} 1.7000001e9\n"
+        + "vllm:lora_requests_info{max_lora=\"2\",running_lora_adapters=\"math\",waiting_lora_adapters=\"\"} 1.7000003e9\n"
+        + "vllm:lora_requests_info{max_lora=\"2\",running_lora_adapters=\"\",waiting_lora_adapters=\"\"} 1.7000002e9\n";
+    LoraAffinity.State s = LoraAffinity.parse(text);
+    assertThat(s.running()).containsExactly("math");
+    assertThat(s.waiting()).isEmpty();
+    assertThat(s.maxLoras()).isEqualTo(2);
+    assertThat(LoraAffinity.score(s, "sql")).isEqualTo(0.8); // a free slot, not "running" from an old line
+
+    // data-parallel: each engine's latest line, then merged (slots added)
+    String dp = "vllm:lora_requests_info{engine=\"0\",max_lora=\"1\",running_lora_adapters=\"sql\",waiting_lora_adapters=\"\"} 5\n"
+        + "vllm:lora_requests_info{engine=\"0\",max_lora=\"1\",running_lora_adapters=\"chat\",waiting_lora_adapters=\"\"} 7\n"
+        + "vllm:lora_requests_info{engine=\"1\",max_lora=\"1\",running_lora_adapters=\"math\",waiting_lora_adapters=\"\"} 6\n";
+    LoraAffinity.State merged = LoraAffinity.parse(dp);
+    assertThat(merged.running()).containsExactlyInAnyOrder("chat", "math");
+    assertThat(merged.maxLoras()).isEqualTo(2);
+  }
+
   @Test
   void scoresAreLlmDs() {
     LoraAffinity.State full = LoraAffinity.parse(METRICS);

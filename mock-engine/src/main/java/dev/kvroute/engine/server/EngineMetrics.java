@@ -221,18 +221,42 @@ final class EngineMetrics {
   long modelNotFound;
 
   /**
+   * The {@code vllm:lora_requests_info} series already rendered: labels to their value (the unix time
+   * they were last the current state), oldest first. vLLM never drops one; the mock keeps the
+   * {@value #LORA_SERIES_KEPT} most recent, so that a long-running engine's page stays small.
+   */
+  private final java.util.LinkedHashMap<String, Double> loraSeries = new java.util.LinkedHashMap<>(16, 0.75f, true);
+
+  /** Past {@code vllm:lora_requests_info} series kept (see {@link #loraSeries}). */
+  static final int LORA_SERIES_KEPT = 64;
+
+  /**
    * vLLM's {@code vllm:lora_requests_info} gauge (labels {@code max_lora}, {@code running_lora_adapters},
    * {@code waiting_lora_adapters}: comma-separated adapter names; value: the unix time of the
-   * sample, as vLLM's), and the mock's count of requests for a model it does not serve.
+   * sample, as vLLM's), and the mock's count of requests for a model it does not serve. As vLLM's
+   * Prometheus logger sets the gauge on the series of the current labels and never removes the
+   * others, every combination rendered before stays on the page with the time it was last current: the
+   * current state is the series with the largest value (as GAIE's scraper reads it).
+   *
+   * <p>Thread-safe.
    */
-  String renderLora(dev.kvroute.engine.model.LoraSlots slots, java.util.List<String> waiting) {
+  synchronized String renderLora(dev.kvroute.engine.model.LoraSlots slots, java.util.List<String> waiting) {
+    String labels = "max_lora=\"" + slots.maxLoras() + "\",running_lora_adapters="
+        + label(String.join(",", slots.running())) + ",waiting_lora_adapters=" + label(String.join(",", waiting));
+    double now = System.currentTimeMillis() / 1000.0;
+    for (double v : loraSeries.values()) {
+      now = Math.max(now, Math.nextUp(v)); // the current series is the latest even within one millisecond
+    }
+    loraSeries.put(labels, now);
+    if (loraSeries.size() > LORA_SERIES_KEPT) {
+      loraSeries.remove(loraSeries.keySet().iterator().next());
+    }
     StringBuilder sb = new StringBuilder(512);
     sb.append("# HELP vllm:lora_requests_info Running stats on lora requests.\n");
     sb.append("# TYPE vllm:lora_requests_info gauge\n");
-    sb.append("vllm:lora_requests_info{max_lora=\"").append(slots.maxLoras())
-        .append("\",running_lora_adapters=").append(label(String.join(",", slots.running())))
-        .append(",waiting_lora_adapters=").append(label(String.join(",", waiting)))
-        .append("} ").append(num(System.currentTimeMillis() / 1000.0)).append('\n');
+    for (java.util.Map.Entry<String, Double> e : loraSeries.entrySet()) {
+      sb.append("vllm:lora_requests_info{").append(e.getKey()).append("} ").append(num(e.getValue())).append('\n');
+    }
     sb.append("# HELP kvroute_mock_model_not_found_total Requests answered 404 for a model not served.\n");
     sb.append("# TYPE kvroute_mock_model_not_found_total counter\n");
     sb.append("kvroute_mock_model_not_found_total{model_name=").append(label(modelName)).append("} ")
