@@ -145,7 +145,7 @@ public final class ZmqKvEventPublisher implements AutoCloseable {
     return config;
   }
 
-  /** Batches sent so far; the last one had sequence number {@code publishedBatches() - 1}. */
+  /** Batches handed to the PUB socket so far (counted before the send); the last one had sequence number {@code publishedBatches() - 1}. */
   public long publishedBatches() {
     return published.get();
   }
@@ -225,6 +225,8 @@ public final class ZmqKvEventPublisher implements AutoCloseable {
     long seq = nextSeq++;
     byte[] payload = encoder.encode(p.tsSeconds(), p.events(), dataParallelRank);
     byte[] seqBytes = ByteBuffer.allocate(8).putLong(seq).array();
+    // Counted before the send, so no subscriber can hold a batch the count does not include yet.
+    published.incrementAndGet();
     pub.send(topic, ZMQ.SNDMORE);
     pub.send(seqBytes, ZMQ.SNDMORE);
     pub.send(payload, 0);
@@ -232,7 +234,6 @@ public final class ZmqKvEventPublisher implements AutoCloseable {
     if (buffer.size() > config.bufferSteps()) {
       buffer.removeFirst();
     }
-    published.incrementAndGet();
   }
 
   private void serviceReplays() {
