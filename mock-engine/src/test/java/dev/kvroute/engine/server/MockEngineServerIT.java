@@ -497,7 +497,7 @@ class MockEngineServerIT {
   void hugeNTimesMaxTokensIsRefusedInsteadOfExhaustingTheHeap() throws Exception {
     start(engine().maxNumSeqs(4).maxModelLen(1000).build(), false);
     HttpResponse<String> r = Http.post(server.url() + "/v1/chat/completions",
-        "{\"messages\":[{\"role\":\"user\",\"content\":\"x\"}],\"n\":100000,\"ignore_eos\":true}");
+        "{\"messages\":[{\"role\":\"user\",\"content\":\"x\"}],\"n\":16384,\"ignore_eos\":true}");
     assertThat(r.statusCode()).isEqualTo(400);
     assertThat(json(r.body()).get("error").get("message").asText()).contains("(max_num_seqs x max_model_len = 4000)");
     assertThat(Http.post(server.url() + "/v1/chat/completions", chat("x", 1000 - 30, ",\"n\":4")).statusCode())
