@@ -273,6 +273,11 @@ final class ProxyHandler extends ChannelInboundHandlerAdapter {
             HttpHeaderNames.ALLOW, "POST");
         return;
       }
+      InvalidRequestException badHeaders = RequestChecks.generation(req.headers(), px.config().admission().priorityHeader());
+      if (badHeaders != null) {
+        rejectLocally(req, HttpResponseStatus.BAD_REQUEST, badHeaders.getMessage(), badHeaders.param(), tag);
+        return;
+      }
       if (req.content().readableBytes() >= OFFLOAD_BODY_BYTES) {
         parseOffLoop(endpoint, req, tag, timeline);
         return;

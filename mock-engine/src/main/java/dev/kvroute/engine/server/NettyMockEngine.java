@@ -261,10 +261,10 @@ final class NettyMockEngine implements MockEngineServer {
   @Override
   public EngineStats stats() {
     if (loop.inEventLoop()) {
-      return driver.model().stats();
+      return driver.stats();
     }
     try {
-      return loop.submit(() -> driver.model().stats()).get();
+      return loop.submit(() -> driver.stats()).get();
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
       throw new IllegalStateException("interrupted", e);
