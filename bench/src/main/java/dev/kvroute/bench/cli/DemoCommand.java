@@ -54,8 +54,8 @@ public final class DemoCommand implements Callable<Integer> {
   @Option(names = "--no-warm-up", description = "Skip the short warm-up run before the first measured run.")
   boolean noWarmUp;
 
-  @Option(names = "--jitter-runs", paramLabel = "N", description = "Simulated runs with send times jittered by up to 10 wall ms (x K), besides the exact one; the real run agrees if it is within tolerance of their range (default: ${DEFAULT-VALUE}).")
-  int jitterRuns = 3;
+  @Option(names = "--jitter-runs", paramLabel = "N", description = "Simulated runs with send times jittered by up to 10 wall ms (x K), besides the exact one; the real run agrees if it is within tolerance of their range (default: 3; multi-model: 7, each also with its own policy seed and adapter-scrape phase).")
+  Integer jitterRuns;
 
   @Option(names = "--workload", paramLabel = "NAME", description = "seed (the explainer's table), or multi-model: two base models on disjoint replicas, one with LoRA adapters of Zipf popularity, each policy run adapter-affine and adapter-blind (default policies: cache-aware; see the multi-model flags) (default: ${DEFAULT-VALUE}).")
   String workload = "seed";
@@ -90,7 +90,7 @@ public final class DemoCommand implements Callable<Integer> {
     Demo.Settings settings =
         new Demo.Settings(
             seedOptions.config(), policyOptions.policies().withRouters(routers), policies, k,
-            Math.max(1, Runtime.getRuntime().availableProcessors()), !noWarmUp, jitterRuns);
+            Math.max(1, Runtime.getRuntime().availableProcessors()), !noWarmUp, jitterRuns == null ? 3 : jitterRuns);
     Demo.Result r = Demo.run(settings, log, LoadProgress::terminal);
     double wall = (System.nanoTime() - t0) / 1e9;
 
@@ -125,7 +125,8 @@ public final class DemoCommand implements Callable<Integer> {
     MultiModelCommands.Real real;
     try {
       real = MultiModelCommands.real(
-          seedOptions.config(), multiModelOptions, policyOptions.policies(), names, k, !noWarmUp, jitterRuns, log);
+          seedOptions.config(), multiModelOptions, policyOptions.policies(), names, k, !noWarmUp,
+          jitterRuns == null ? MultiModelDemo.JITTER_RUNS : jitterRuns, log);
     } catch (IllegalArgumentException e) {
       System.err.println("kvroute demo: " + e.getMessage());
       return 2;
