@@ -54,8 +54,8 @@ public final class DemoCommand implements Callable<Integer> {
   @Option(names = "--no-warm-up", description = "Skip the short warm-up run before the first measured run.")
   boolean noWarmUp;
 
-  @Option(names = "--jitter-runs", paramLabel = "N", description = "Simulated runs with send times jittered by up to 10 wall ms (x K), besides the exact one; the real run agrees if it is within tolerance of their range (default: ${DEFAULT-VALUE}).")
-  int jitterRuns = 3;
+  @Option(names = "--jitter-runs", paramLabel = "N", description = "Simulated runs with send times jittered by up to 10 wall ms (x K), besides the exact one; the real run agrees if it is within tolerance of their range (default: 3; multi-model: 7, each also with its own policy seed and adapter-scrape phase).")
+  Integer jitterRuns;
 
   @Option(names = "--side-load", paramLabel = "SHARE", description = "Traffic no router sees: SHARE one-shot side requests per routed session (e.g. 1), each a new document sent straight to one engine (spread evenly), arriving over 200 model s, in the simulator and for real; the figures are the routed sessions' (default: ${DEFAULT-VALUE}).")
   double sideLoad;
@@ -93,7 +93,7 @@ public final class DemoCommand implements Callable<Integer> {
     Demo.Settings settings =
         new Demo.Settings(
             seedOptions.config(), policyOptions.policies().withRouters(routers), policies, k,
-            Math.max(1, Runtime.getRuntime().availableProcessors()), !noWarmUp, jitterRuns, sideLoad);
+            Math.max(1, Runtime.getRuntime().availableProcessors()), !noWarmUp, jitterRuns == null ? 3 : jitterRuns, sideLoad);
     Demo.Result r = Demo.run(settings, log, LoadProgress::terminal);
     double wall = (System.nanoTime() - t0) / 1e9;
 
@@ -128,7 +128,8 @@ public final class DemoCommand implements Callable<Integer> {
     MultiModelCommands.Real real;
     try {
       real = MultiModelCommands.real(
-          seedOptions.config(), multiModelOptions, policyOptions.policies(), names, k, !noWarmUp, jitterRuns, log);
+          seedOptions.config(), multiModelOptions, policyOptions.policies(), names, k, !noWarmUp,
+          jitterRuns == null ? MultiModelDemo.JITTER_RUNS : jitterRuns, log);
     } catch (IllegalArgumentException e) {
       System.err.println("kvroute demo: " + e.getMessage());
       return 2;

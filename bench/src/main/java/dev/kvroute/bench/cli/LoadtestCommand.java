@@ -196,7 +196,8 @@ public final class LoadtestCommand implements Callable<Integer> {
     MultiModelCommands.Real real;
     try {
       real = MultiModelCommands.real(
-          seedOptions.config(), multiModelOptions, policyOptions.policies(), names, k, !noWarmUp, 3, System.err);
+          seedOptions.config(), multiModelOptions, policyOptions.policies(), names, k, !noWarmUp,
+          dev.kvroute.bench.demo.MultiModelDemo.JITTER_RUNS, System.err);
     } catch (IllegalArgumentException e) {
       System.err.println("kvroute loadtest: " + e.getMessage());
       return 2;

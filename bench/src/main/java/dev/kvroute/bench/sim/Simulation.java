@@ -277,7 +277,8 @@ final class Simulation {
     return new SimDiagnostics(
         policy, requests.rules(), requests.requestsPerReplica(), requests.predictedCachedTokens(),
         requests.actualCachedTokens(), overPredicted, underPredicted, staleAtRoute, lostAtRoute, lostTokensAtRoute,
-        clock.nanos() / 1e9, requests.records());
+        clock.nanos() / 1e9, requests.records(),
+        plan == null ? List.of() : gates.stream().map(LoraGate::slotStats).toList());
   }
 
   private void send(Conversation conversation) {

@@ -89,6 +89,9 @@ final class JsonRequestParser implements RequestParser {
       default:
         throw new IllegalArgumentException("endpoint: " + endpoint);
     }
+    if (endpoint != Endpoint.SGLANG_GENERATE) {
+      checkPriorityAndN(root);
+    }
     return new RequestView(
         endpoint,
         optionalString(root, "model"),
