@@ -11,7 +11,8 @@
 #        FIRST (1: first measure each of the first 10 seconds after /ready, as proxy-overhead.sh does,
 #        and the time from the start to /ready), FIRST_REQ (N > 0: CPU per request over the first N
 #        requests after /ready, JIT threads included), CDS (1: with JAR, use the launcher's class-data
-#        sharing archive for it, trained first when missing)
+#        sharing archive for it, trained first when missing); with FIRST or FIRST_REQ it also prints the
+#        JIT compilations and JIT CPU between /ready and the end of those first requests
 # The measured run is recorded by JFR (settings=profile) into OUT/POLICY.jfr: allocation per request is
 # the sum of every thread's jdk.ThreadAllocationStatistics delta over it, divided by the requests the
 # router counted (kvroute_requests_total). CPU per request leaves out the JIT compiler threads.
@@ -107,6 +108,15 @@ cpu_ticks() {
   done
   echo "$t"
 }
+# JIT compilations so far (HotSpot's sun.ci.totalCompiles) and the CPU ticks of the compiler threads
+compiles() { jcmd "$1" PerfCounter.print 2>/dev/null | awk -F= '/^sun.ci.totalCompiles=/ {print $2}'; }
+jit_ticks() {
+  local t=0 task
+  for task in /proc/"$1"/task/*; do
+    grep -q 'CompilerThre' "$task/comm" 2>/dev/null && t=$((t + $(awk '{print $14 + $15}' "$task/stat" 2>/dev/null || echo 0)))
+  done
+  echo "$t"
+}
 for policy in "${policies[@]}"; do
   opts=${KVROUTE_JAVA_OPTS:--XX:+UseParallelGC -Xms512m}
   # JAR: a copy of kvroute.jar to measure instead of the launcher's (a before/after pair in one run)
@@ -126,6 +136,8 @@ for policy in "${policies[@]}"; do
   t0=$(date +%s%N)
   wait_ready "http://127.0.0.1:$PORT/ready"
   ready_ms=$(( ($(date +%s%N) - t0) / 1000000 ))
+  # the JIT's work after /ready (compilations and its threads' CPU): what the warm-up left undone
+  k0=$(compiles "$kv"); j0=$(jit_ticks "$kv")
   if [ "$FIRST" = 1 ]; then
     # as the proxy-overhead harness: ten 1-second runs right after /ready, req/s / p99 ms of each
     firsts=""
@@ -142,6 +154,9 @@ for policy in "${policies[@]}"; do
     while [ "$(served "$PORT")" -lt "$FIRST_REQ" ]; do load "$PORT" 2 >/dev/null; done
     c1=$(cpu_ticks "$kv" all); n1=$(served "$PORT")
     echo "$policy first $((n1 - n0)) requests after /ready: cpu/req $(( (c1 - c0) * 1000000 / HZ / (n1 - n0 > 0 ? n1 - n0 : 1) )) us (JIT threads included)"
+  fi
+  if [ "$FIRST" = 1 ] || [ "${FIRST_REQ:-0}" -gt 0 ]; then
+    echo "$policy after /ready, before the warm-up by count: $(( $(compiles "$kv") - k0 )) JIT compilations, JIT CPU $(( ($(jit_ticks "$kv") - j0) * 1000 / HZ )) ms, $(served "$PORT") requests"
   fi
   # warm-up by count, not time: on a busy machine the JIT gets its share late
   while [ "$(served "$PORT")" -lt "$WARM_REQ" ]; do load "$PORT" 5 >/dev/null; done

@@ -16,8 +16,10 @@ import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.time.Duration;
+import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
@@ -76,6 +78,10 @@ final class Admission {
   private final AdmissionQueue<Waiter> queue;
   private final Object lock = new Object();
   private final Set<String> tenantLabels = new HashSet<>();
+  /** kvroute.admission.requests by result; guarded by {@link #lock}. */
+  private final Map<String, Counter> resultCounters = new HashMap<>();
+  /** kvroute.admission.tenant.requests by tenant label, then result; guarded by {@link #lock}. */
+  private final Map<String, Map<String, Counter>> tenantCounters = new HashMap<>();
   private final Timer waitTimer;
   private int pending;
   private volatile boolean queueNonEmpty;
@@ -244,13 +250,18 @@ final class Admission {
   }
 
   private int freeSlots() {
-    List<Backend> routable = backends.routable(Set.of());
-    if (routable.isEmpty()) {
-      return Integer.MAX_VALUE; // nothing to wait for: the request is answered 503 at once
-    }
     long sum = 0;
-    for (Backend b : routable) {
-      sum += Math.max(0, free(b));
+    boolean any = false;
+    List<Backend> all = backends.all(); // the registry's snapshot, indexed: nothing allocated per request
+    for (int i = 0; i < all.size(); i++) {
+      Backend b = all.get(i);
+      if (b.routable()) {
+        any = true;
+        sum += Math.max(0, free(b));
+      }
+    }
+    if (!any) {
+      return Integer.MAX_VALUE; // nothing to wait for: the request is answered 503 at once
     }
     return (int) Math.min(Integer.MAX_VALUE, sum);
   }
@@ -351,13 +362,17 @@ final class Admission {
     }
   }
 
-  /** Counts one admission result for {@code tenant}; at most {@code maxTenantLabels} tenants are named. */
+  /**
+   * Counts one admission result for {@code tenant}; at most {@code maxTenantLabels} tenants are named.
+   * Under the lock. Each counter is built and registered once, on its first use, and kept in a map by
+   * its tag values (bounded: the results above times at most {@code maxTenantLabels} + 1 tenant labels),
+   * so the request path does no Micrometer builder or registry lookup.
+   */
   private void count(String result, String tenant) {
-    Counter.builder("kvroute.admission.requests")
+    resultCounters.computeIfAbsent(result, r -> Counter.builder("kvroute.admission.requests")
         .description("Admission results: admitted, queued, queue_full, shed, deadline, cancelled")
-        .tags("result", result)
-        .register(meters)
-        .increment();
+        .tags("result", r)
+        .register(meters)).increment();
     String label;
     if (tenantLabels.contains(tenant)) {
       label = tenant;
@@ -367,10 +382,11 @@ final class Admission {
     } else {
       label = "other";
     }
-    Counter.builder("kvroute.admission.tenant.requests")
-        .description("Admission results by tenant (the first admission.maxTenantLabels tenants seen; the rest as other)")
-        .tags("tenant", label, "result", result)
-        .register(meters)
+    tenantCounters.computeIfAbsent(label, t -> new HashMap<>())
+        .computeIfAbsent(result, r -> Counter.builder("kvroute.admission.tenant.requests")
+            .description("Admission results by tenant (the first admission.maxTenantLabels tenants seen; the rest as other)")
+            .tags("tenant", label, "result", r)
+            .register(meters))
         .increment();
   }
 

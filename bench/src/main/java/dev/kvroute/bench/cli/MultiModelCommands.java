@@ -20,7 +20,12 @@ import dev.kvroute.bench.workload.Workload;
 import dev.kvroute.core.tokenize.PromptTokenizer;
 import dev.kvroute.core.tokenize.SingleTokenVocabulary;
 import dev.kvroute.core.tokenize.Tokenizer;
+import dev.kvroute.bench.report.RequestRecord;
+import dev.kvroute.bench.report.TextTable;
+import dev.kvroute.engine.model.LoraSlots;
 import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.io.PrintStream;
 import java.util.ArrayList;
 import java.util.List;
@@ -140,6 +145,14 @@ final class MultiModelCommands {
     o.println("By model, simulated (exact run):");
     o.print(ModelBreakdown.table(r.simulatedByModel()).plain());
     o.println();
+    TextTable slots = slotsTable(r);
+    o.println("Adapter slots, measured / simulated (exact run):");
+    o.print(slots.plain());
+    o.println();
+    if (options.dumpRequests != null) {
+      dumpRequests(r, options.dumpRequests);
+      o.println("Requests written to " + options.dumpRequests);
+    }
     List<String> notes = new ArrayList<>(SimulateCommand.notes(r.workload(), policies.config()));
     notes.add(describe(r.plan()));
     notes.add(String.format(
@@ -174,10 +187,95 @@ final class MultiModelCommands {
     List<String> docNotes = new ArrayList<>(notes);
     docNotes.add("By model, measured:\n\n" + ModelBreakdown.table(r.measuredByModel()).markdown());
     docNotes.add("By model, simulated (exact run):\n\n" + ModelBreakdown.table(r.simulatedByModel()).markdown());
+    docNotes.add("Adapter slots, measured / simulated (exact run):\n\n" + slots.markdown());
     ReportDocument doc = new ReportDocument(
         "kvroute: the multi-model workload through real sockets", docNotes, r.measured(), r.simulated(), r.simulatedRange());
     boolean errors = r.runs().stream().anyMatch(x -> x.load().errors() > 0);
     return new Real(r, doc, errors ? 1 : 0);
+  }
+
+  /**
+   * Each real run's adapter-slot account beside its exact simulated run's: adapter requests, adapter
+   * loads, requests that waited for a slot and for a load (with the mean wait, model seconds), and the
+   * adapter requests after a session's first that went to another replica than its previous turn.
+   */
+  static TextTable slotsTable(MultiModelDemo.Result r) {
+    TextTable t = new TextTable(List.of(
+        "run", "adapter requests", "loads", "slot waits", "mean slot wait s", "load waits", "mean load wait s",
+        "moved turns"));
+    for (int i = 0; i < r.runs().size(); i++) {
+      MeasuredRun m = r.runs().get(i);
+      String label = m.figures().policy();
+      Simulator.ModelRun sim =
+          r.exact().stream().filter(x -> x.label().equals(label)).findFirst().orElseThrow();
+      LoraSlots.Stats a = r.measuredSlots().get(i);
+      LoraSlots.Stats b = sim.result().diagnostics().loraSlotsTotal();
+      t.row(List.of(
+          label, a.requests() + " / " + b.requests(), a.loads() + " / " + b.loads(),
+          a.slotWaits() + " / " + b.slotWaits(),
+          meanSeconds(a.slotWaitNanos(), a.slotWaits()) + " / " + meanSeconds(b.slotWaitNanos(), b.slotWaits()),
+          a.loadWaits() + " / " + b.loadWaits(),
+          meanSeconds(a.loadWaitNanos(), a.loadWaits()) + " / " + meanSeconds(b.loadWaitNanos(), b.loadWaits()),
+          movedTurns(r.plan(), m.load().requests()) + " / "
+              + movedTurns(r.plan(), sim.result().diagnostics().requests())));
+    }
+    return t;
+  }
+
+  private static String meanSeconds(long nanos, long count) {
+    return count == 0 ? "-" : String.format(Locale.ROOT, "%.3f", nanos / 1e9 / count);
+  }
+
+  /** Adapter requests, after their session's first, that went to another replica than the turn before. */
+  static long movedTurns(ModelPlan plan, List<RequestRecord> records) {
+    java.util.Map<Long, String> byTurn = new java.util.HashMap<>();
+    for (RequestRecord q : records) {
+      byTurn.put(((long) q.session() << 32) | q.turn(), q.backend());
+    }
+    long moved = 0;
+    for (RequestRecord q : records) {
+      if (q.turn() == 0 || plan.binding(q.session()).adapter() == null) {
+        continue;
+      }
+      String before = byTurn.get(((long) q.session() << 32) | (q.turn() - 1));
+      if (before != null && !before.equals(q.backend())) {
+        moved++;
+      }
+    }
+    return moved;
+  }
+
+  /** Writes every request of every real run and its exact simulated run as CSV (see {@code --dump-requests}). */
+  static void dumpRequests(MultiModelDemo.Result r, Path file) throws IOException {
+    StringBuilder sb = new StringBuilder(
+        "run,side,session,turn,model,adapter,sent_s,replica,ttft_s,prompt_tokens,cached_tokens\n");
+    for (MeasuredRun m : r.runs()) {
+      String label = m.figures().policy();
+      appendRecords(sb, label, "real", r.plan(), m.load().requests());
+      Simulator.ModelRun sim =
+          r.exact().stream().filter(x -> x.label().equals(label)).findFirst().orElseThrow();
+      appendRecords(sb, label, "sim", r.plan(), sim.result().diagnostics().requests());
+    }
+    Path parent = file.toAbsolutePath().getParent();
+    if (parent != null) {
+      Files.createDirectories(parent);
+    }
+    Files.writeString(file, sb);
+  }
+
+  private static void appendRecords(
+      StringBuilder sb, String run, String side, ModelPlan plan, List<RequestRecord> records) {
+    List<RequestRecord> sorted = new ArrayList<>(records);
+    sorted.sort(java.util.Comparator.comparingInt(RequestRecord::session).thenComparingInt(RequestRecord::turn));
+    for (RequestRecord q : sorted) {
+      ModelPlan.Binding b = plan.binding(q.session());
+      sb.append('"').append(run).append("\",").append(side).append(',').append(q.session()).append(',')
+          .append(q.turn()).append(',').append(b.base()).append(',').append(b.adapter() == null ? "" : b.adapter())
+          .append(',').append(String.format(Locale.ROOT, "%.4f", q.sentSeconds())).append(',')
+          .append(q.backend() == null ? "" : q.backend()).append(',')
+          .append(String.format(Locale.ROOT, "%.4f", q.ttftSeconds())).append(',').append(q.promptTokens())
+          .append(',').append(q.cachedTokens()).append('\n');
+    }
   }
 
   /** A real multi-model run's result, its report page and the command's exit code. */

@@ -26,6 +26,9 @@ public final class MultiModelOptions {
   @Option(names = "--lora-scrape-seconds", paramLabel = "SECONDS", description = "multi-model: model seconds between the router's reads of the engines' adapter slots (vllm:lora_requests_info, read by its engine-load scrape: serve's --engine-load-interval times the engines' time scale); 0 = the simulator reads them live (default: ${DEFAULT-VALUE}, serve's default on a real fleet).")
   double loraScrapeSeconds = 1;
 
+  @Option(names = "--dump-requests", paramLabel = "FILE", description = "multi-model, real runs: write every request of every real run and of its exact simulated run as CSV (run, side, session, turn, model, adapter, sent, replica, TTFT in model seconds, prompt and cached tokens), to compare them request by request.")
+  java.nio.file.Path dumpRequests;
+
   /**
    * The plan over {@code replicas} replicas and {@code sessions} sessions.
    *

@@ -19,7 +19,14 @@ import dev.kvroute.core.tokenize.PromptTokenizer;
 import dev.kvroute.core.tokenize.SingleTokenVocabulary;
 import dev.kvroute.core.tokenize.Tokenizer;
 import dev.kvroute.engine.server.MockEngineServer;
+import dev.kvroute.core.exposition.PrometheusText;
+import dev.kvroute.core.exposition.Sample;
+import dev.kvroute.engine.model.LoraSlots;
 import java.io.IOException;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
 import java.io.PrintStream;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -47,6 +54,14 @@ import java.util.function.Function;
 public final class MultiModelDemo {
   /** The policies run for real by default. */
   public static final List<String> POLICIES = List.of("cache-aware");
+
+  /**
+   * Simulated runs besides the exact one that the real runs are judged against, by default: each with
+   * its own send jitter, adapter-scrape phase and policy seed. Affine routing's mean TTFT swings by
+   * about 20% over these alone (which replica an adapter lands on decides its later loads), so fewer
+   * runs would span less than a real run's own spread.
+   */
+  public static final int JITTER_RUNS = 7;
 
   /** The router's engine-load scrape interval in the demo's fleets, by default (wall time). */
   public static final Duration ENGINE_LOAD_INTERVAL = Duration.ofMillis(200);
@@ -135,6 +150,10 @@ public final class MultiModelDemo {
    * @param simulatedByModel each exact simulated run's breakdown by model, in its order
    * @param runs each real run's details, in {@code measured}'s order
    * @param realWallSeconds wall time of the real runs (warm-up included)
+   * @param measuredSlots each real run's adapter-slot account, summed over its engines' {@code
+   *     kvroute_mock_lora_*} counters, in {@code measured}'s order
+   * @param exact the exact simulated runs (the real ones' policies, then the oracle's), with their
+   *     diagnostics: per-request records and adapter-slot accounts
    */
   public record Result(
       Workload workload,
@@ -144,8 +163,12 @@ public final class MultiModelDemo {
       List<ModelBreakdown> measuredByModel,
       List<ModelBreakdown> simulatedByModel,
       List<MeasuredRun> runs,
-      double realWallSeconds) {
+      double realWallSeconds,
+      List<LoraSlots.Stats> measuredSlots,
+      List<Simulator.ModelRun> exact) {
     public Result {
+      measuredSlots = List.copyOf(measuredSlots);
+      exact = List.copyOf(exact);
       simulatedRange = List.copyOf(simulatedRange);
       measuredByModel = List.copyOf(measuredByModel);
       simulatedByModel = List.copyOf(simulatedByModel);
@@ -189,8 +212,15 @@ public final class MultiModelDemo {
       simByModel.add(ModelBreakdown.of(r.label(), plan, r.result().diagnostics().requests()));
     }
     for (long j = 1; j <= s.jitterRuns(); j++) {
+      // each its own send jitter, scrape phase (drawn from the jitter's seed) and policy seed (ties)
       SendJitter jitter = new SendJitter(Demo.JITTER_WALL_SECONDS * s.timeScale(), j);
-      range.add(report(w, simulator.withJitter(jitter).runModels(w, plan, s.policyNames())));
+      SimPolicies p = s.policies();
+      Simulator other =
+          new Simulator(tokenizer, SingleTokenVocabulary.of(tokenizer.tokenizer()),
+              new SimPolicies(p.config(), p.seed() + j, p.indexReplies(), p.routers()), s.simThreads())
+              .withLoraScrape(s.loraScrapeModelSeconds())
+              .withJitter(jitter);
+      range.add(report(w, other.runModels(w, plan, s.policyNames())));
     }
     log.printf(Locale.ROOT, "simulator prediction ready (exact and %d jittered runs)%n", s.jitterRuns());
 
@@ -199,13 +229,16 @@ public final class MultiModelDemo {
       warmUp(s, tokenizer, log);
     }
     List<MeasuredRun> runs = new ArrayList<>();
+    List<LoraSlots.Stats> slots = new ArrayList<>();
     List<PolicyFigures> figures = new ArrayList<>();
     List<ModelBreakdown> byModel = new ArrayList<>();
     for (String policy : s.policyNames()) {
       for (boolean affine : List.of(true, false)) {
         String label = Simulator.ModelRun.label(policy, affine);
-        MeasuredRun run = runOnce(w, plan, s, policy, affine, tokenizer, label, progress.apply(label));
+        RealRun real = runOnce(w, plan, s, policy, affine, tokenizer, label, progress.apply(label));
+        MeasuredRun run = real.run();
         runs.add(run);
+        slots.add(real.slots());
         figures.add(run.figures());
         byModel.add(ModelBreakdown.of(label, plan, run.load().requests()));
         if (run.load().errors() > 0) {
@@ -215,21 +248,58 @@ public final class MultiModelDemo {
     }
     double wall = (System.nanoTime() - t0) / 1e9;
     return new Result(
-        w, plan, new RunReport(w.name(), s.timeScale(), figures), range, byModel, simByModel, runs, wall);
+        w, plan, new RunReport(w.name(), s.timeScale(), figures), range, byModel, simByModel, runs, wall, slots,
+        exact);
   }
 
-  private static MeasuredRun runOnce(
+  /** A real run and its engines' adapter-slot account. */
+  private record RealRun(MeasuredRun run, LoraSlots.Stats slots) {}
+
+  private static RealRun runOnce(
       Workload w, ModelPlan plan, Settings s, String policy, boolean affine, PromptTokenizer tokenizer, String label,
       LoadProgress progress) throws IOException, InterruptedException {
     try (MultiModelFleet fleet =
         MultiModelFleet.start(
             w.fleet(), plan, s.adapterNames(), policy, affine, s.engineLoadInterval(), s.policies(), s.timeScale(),
             tokenizer)) {
-      return LoadTest.run(
+      MeasuredRun run = LoadTest.run(
           w, LoadSettings.of(fleet.routerUri(), s.timeScale(), null), fleet.engineUris(), label, progress,
           session -> plan.binding(session).served());
+      LoraSlots.Stats slots = LoraSlots.Stats.ZERO;
+      for (URI engine : fleet.engineUris()) {
+        slots = slots.plus(slotStats(engine));
+      }
+      return new RealRun(run, slots);
     }
   }
+
+  /**
+   * An engine's adapter-slot account from its {@code kvroute_mock_lora_*} counters (all 0 for an
+   * engine that ran no adapter request).
+   *
+   * @throws IOException if the engine cannot be read
+   */
+  static LoraSlots.Stats slotStats(URI engine) throws IOException, InterruptedException {
+    HttpResponse<String> r = HTTP.send(
+        HttpRequest.newBuilder(engine.resolve("/metrics")).timeout(Duration.ofSeconds(10)).GET().build(),
+        HttpResponse.BodyHandlers.ofString());
+    if (r.statusCode() != 200) {
+      throw new IOException(engine + "/metrics: status " + r.statusCode());
+    }
+    java.util.Map<String, Double> v = new java.util.HashMap<>();
+    for (Sample x : PrometheusText.samples(r.body(), n -> n.startsWith("kvroute_mock_lora_"))) {
+      v.merge(x.name(), x.value(), Double::sum);
+    }
+    return new LoraSlots.Stats(
+        Math.round(v.getOrDefault("kvroute_mock_lora_requests_total", 0.0)),
+        Math.round(v.getOrDefault("kvroute_mock_lora_loads_total", 0.0)),
+        Math.round(v.getOrDefault("kvroute_mock_lora_slot_waits_total", 0.0)),
+        Math.round(v.getOrDefault("kvroute_mock_lora_slot_wait_seconds_total", 0.0) * 1e9),
+        Math.round(v.getOrDefault("kvroute_mock_lora_load_waits_total", 0.0)),
+        Math.round(v.getOrDefault("kvroute_mock_lora_load_wait_seconds_total", 0.0) * 1e9));
+  }
+
+  private static final HttpClient HTTP = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
 
   private static RunReport report(Workload w, List<Simulator.ModelRun> runs) {
     List<PolicyFigures> figures = new ArrayList<>();
@@ -245,7 +315,7 @@ public final class MultiModelDemo {
     Workload w = SeedWorkload.generate(config, tokenizer);
     long t0 = System.nanoTime();
     MeasuredRun run =
-        runOnce(w, s.plan(config), s, s.policyNames().get(0), true, tokenizer, "warm-up", LoadProgress.none());
+        runOnce(w, s.plan(config), s, s.policyNames().get(0), true, tokenizer, "warm-up", LoadProgress.none()).run();
     RunTrust trust = RunTrust.of(run, s.timeScale(), RunTrust.DEFAULT_MAX_LAG_SECONDS);
     log.printf(Locale.ROOT, "warm-up at K = %s: %d requests in %.1f s; %s%n", RunTrust.fmt(s.timeScale()),
         w.requests(), (System.nanoTime() - t0) / 1e9, trust.trustworthy() ? "kept up" : "fell behind (lag "

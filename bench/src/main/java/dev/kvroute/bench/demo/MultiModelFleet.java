@@ -99,7 +99,7 @@ public final class MultiModelFleet implements AutoCloseable {
       for (int i = 0; i < uris.length; i++) {
         backends.add(new BackendConfig(uris[i], SimPolicies.backendId(i).name(), fleet.kvCapacityTokens()));
       }
-      ProxyConfig config = routerConfig(policy, backends, loraAffinity, engineLoadInterval);
+      ProxyConfig config = routerConfig(policy, backends, loraAffinity, engineLoadInterval, policies);
       RouterCore core = policies.core(policy, fleet.blockSizeTokens(), tokenizer, Ticker.system());
       KvrouteServer router = KvrouteServer.start(config, core);
       return new MultiModelFleet(groups, List.of(uris), router);
@@ -109,10 +109,17 @@ public final class MultiModelFleet implements AutoCloseable {
     }
   }
 
-  /** The demo router's configuration ({@link BundledFleet#routerConfig}) with LoRA affinity and scrape interval. */
+  /**
+   * The demo router's configuration ({@link BundledFleet#routerConfig}) with LoRA affinity, the scrape
+   * interval, and the policy configuration of {@code policies} (the one its core runs and the
+   * simulator runs): the proxy reads LoRA affinity's allowance from it ({@code
+   * policy.balanceAbsThreshold}), as the simulator reads it from {@code policies}.
+   */
   static ProxyConfig routerConfig(
-      String policy, List<BackendConfig> backends, boolean loraAffinity, Duration engineLoadInterval) {
+      String policy, List<BackendConfig> backends, boolean loraAffinity, Duration engineLoadInterval,
+      SimPolicies policies) {
     ProxyConfig c = BundledFleet.routerConfig(policy, backends);
+    c = c.withPolicy(policies.config().withName(c.policy().name()));
     ModelsConfig m = c.models();
     HealthCheckConfig h = c.healthCheck();
     return c.withModels(new ModelsConfig(m.refreshInterval(), m.maxCharsPerToken(), loraAffinity, m.aliases()))

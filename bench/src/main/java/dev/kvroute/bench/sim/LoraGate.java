@@ -25,11 +25,13 @@ import java.util.Set;
 final class LoraGate {
   private record Pending(long readyNanos, long seq, EngineRequest request) {}
 
+  private record Waiting(EngineRequest request, long arrivalNanos) {}
+
   private final EngineModel engine;
   private final LoraSlots slots;
   private final PriorityQueue<Pending> pending =
       new PriorityQueue<>(Comparator.comparingLong(Pending::readyNanos).thenComparingLong(Pending::seq));
-  private final ArrayDeque<EngineRequest> waiting = new ArrayDeque<>();
+  private final ArrayDeque<Waiting> waiting = new ArrayDeque<>();
   private long nextSeq;
   /** The state the router last read ({@link #scrape}), or null when it reads the live state. */
   private LoraAffinity.State reported;
@@ -45,13 +47,13 @@ final class LoraGate {
       engine.submit(r, nowNanos);
       return;
     }
-    if (!start(r, nowNanos)) {
-      waiting.add(r);
+    if (!start(r, nowNanos, nowNanos)) {
+      waiting.add(new Waiting(r, nowNanos));
     }
   }
 
-  private boolean start(EngineRequest r, long nowNanos) {
-    long ready = slots.acquire(r.loraName(), nowNanos);
+  private boolean start(EngineRequest r, long arrivalNanos, long nowNanos) {
+    long ready = slots.acquire(r.loraName(), arrivalNanos, nowNanos);
     if (ready < 0) {
       return false;
     }
@@ -83,7 +85,7 @@ final class LoraGate {
       return;
     }
     slots.release(adapter, nowNanos);
-    while (!waiting.isEmpty() && start(waiting.peek(), nowNanos)) {
+    while (!waiting.isEmpty() && start(waiting.peek().request(), waiting.peek().arrivalNanos(), nowNanos)) {
       waiting.poll();
     }
   }
@@ -94,8 +96,8 @@ final class LoraGate {
    */
   LoraAffinity.State state() {
     Set<String> waitingNames = new LinkedHashSet<>();
-    for (EngineRequest r : waiting) {
-      waitingNames.add(r.loraName());
+    for (Waiting w : waiting) {
+      waitingNames.add(w.request().loraName());
     }
     return new LoraAffinity.State(Set.copyOf(slots.running()), Set.copyOf(waitingNames), slots.maxLoras());
   }
@@ -125,8 +127,26 @@ final class LoraGate {
     return slots.loads();
   }
 
+  /** What the slots did so far (loads, slot and load waits), counted as the mock engine counts them. */
+  LoraSlots.Stats slotStats() {
+    return slots.stats();
+  }
+
+  /**
+   * The engine model's stats with the requests held here, as the mock engine reports them: those
+   * waiting for a slot as waiting, those whose adapter loads as running ({@link
+   * dev.kvroute.engine.model.EngineStats#plusNotYetInModel}).
+   */
+  dev.kvroute.engine.model.EngineStats stats() {
+    return engine.stats().plusNotYetInModel(pending.size(), waiting.size());
+  }
+
   /** Requests waiting for a slot now (for tests). */
   List<EngineRequest> waiting() {
-    return new ArrayList<>(waiting);
+    List<EngineRequest> out = new ArrayList<>();
+    for (Waiting w : waiting) {
+      out.add(w.request());
+    }
+    return out;
   }
 }

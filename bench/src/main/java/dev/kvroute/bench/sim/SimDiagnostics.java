@@ -2,6 +2,7 @@ package dev.kvroute.bench.sim;
 
 import dev.kvroute.bench.report.RequestRecord;
 import dev.kvroute.core.policy.Rule;
+import dev.kvroute.engine.model.LoraSlots;
 import java.util.EnumMap;
 import java.util.List;
 import java.util.Map;
@@ -27,6 +28,8 @@ import java.util.Map;
  * @param lostTokensAtRoute the tokens those requests could have found cached on the best engine
  * @param modelSeconds model time from the start to the end of the last request
  * @param requests every completed request, in completion order
+ * @param loraSlots each replica's adapter-slot account (loads, slot and load waits), in fleet order, as
+ *     the mock engine counts it ({@code kvroute_mock_lora_*}); empty for a single-model run
  */
 public record SimDiagnostics(
     String policy,
@@ -40,10 +43,30 @@ public record SimDiagnostics(
     long lostAtRoute,
     long lostTokensAtRoute,
     double modelSeconds,
-    List<RequestRecord> requests) {
+    List<RequestRecord> requests,
+    List<LoraSlots.Stats> loraSlots) {
   public SimDiagnostics {
     requests = List.copyOf(requests);
+    loraSlots = List.copyOf(loraSlots);
     rules = Map.copyOf(rules.isEmpty() ? new EnumMap<>(Rule.class) : rules);
     requestsPerReplica = List.copyOf(requestsPerReplica);
+  }
+
+  /** Diagnostics of a single-model run (no adapter slots). */
+  public SimDiagnostics(
+      String policy, Map<Rule, Long> rules, List<Long> requestsPerReplica, long predictedCachedTokens,
+      long actualCachedTokens, long overPredictedRequests, long underPredictedRequests, long staleAtRoute,
+      long lostAtRoute, long lostTokensAtRoute, double modelSeconds, List<RequestRecord> requests) {
+    this(policy, rules, requestsPerReplica, predictedCachedTokens, actualCachedTokens, overPredictedRequests,
+        underPredictedRequests, staleAtRoute, lostAtRoute, lostTokensAtRoute, modelSeconds, requests, List.of());
+  }
+
+  /** The fleet's adapter-slot account: the sum over replicas. */
+  public LoraSlots.Stats loraSlotsTotal() {
+    LoraSlots.Stats t = LoraSlots.Stats.ZERO;
+    for (LoraSlots.Stats s : loraSlots) {
+      t = t.plus(s);
+    }
+    return t;
   }
 }

@@ -119,6 +119,7 @@ class MultiModelSimulationTest {
     LoraGate gate = new LoraGate(engine, new LoraSlots(1, load));
     Map<Long, Long> firstToken = new HashMap<>();
     List<Long> finished = new ArrayList<>();
+    Map<Long, Long> finishedAt = new HashMap<>();
     EngineListener listener =
         new EngineListener() {
           @Override
@@ -132,6 +133,7 @@ class MultiModelSimulationTest {
           @Override
           public void onFinished(long id, long now, String reason) {
             finished.add(id);
+            finishedAt.put(id, now);
             gate.finished(id == 1 ? "lora-1" : id == 3 ? "lora-2" : null, now);
           }
         };
@@ -142,6 +144,9 @@ class MultiModelSimulationTest {
     assertThat(gate.waiting()).extracting(EngineRequest::id).containsExactly(3L);
     assertThat(gate.state().running()).containsExactly("lora-1");
     assertThat(gate.state().waiting()).containsExactly("lora-2");
+    // as the mock engine reports them: loading counts as running, waiting for a slot as waiting
+    assertThat(gate.stats().waiting()).isEqualTo(1 + engine.stats().waiting());
+    assertThat(gate.stats().running()).isEqualTo(1 + engine.stats().running());
     drain(engine, gate, listener);
 
     assertThat(firstToken.get(2L)).isLessThan(load); // the base model does not wait
@@ -150,6 +155,13 @@ class MultiModelSimulationTest {
     assertThat(firstToken.get(3L)).isGreaterThanOrEqualTo(firstToken.get(1L) + load);
     assertThat(finished).containsExactlyInAnyOrder(1L, 2L, 3L);
     assertThat(gate.loads()).isEqualTo(2);
+    LoraSlots.Stats slots = gate.slotStats();
+    assertThat(slots.requests()).isEqualTo(2);
+    assertThat(slots.slotWaits()).isEqualTo(1);
+    // request 3 waited from 0 until request 1 finished
+    assertThat(slots.slotWaitNanos()).isEqualTo(finishedAt.get(1L));
+    assertThat(slots.loadWaits()).isEqualTo(2);
+    assertThat(slots.loadWaitNanos()).isEqualTo(2 * load);
   }
 
   @Test

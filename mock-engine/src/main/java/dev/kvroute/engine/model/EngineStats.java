@@ -32,4 +32,21 @@ public record EngineStats(
     long generationTokens,
     long prefillNanos,
     long evictedBlocks,
-    long preemptions) {}
+    long preemptions) {
+
+  /**
+   * These stats with requests that have not reached the engine model yet because of their LoRA
+   * adapter: {@code loading} (their adapter loads) counted as running, {@code waitingForSlot} (every
+   * adapter slot busy with other adapters) as waiting, as vLLM's scheduler counts them (it keeps a
+   * request that would exceed {@code max_loras} in its waiting queue, and loads an adapter in the step
+   * that runs its request).
+   */
+  public EngineStats plusNotYetInModel(int loading, int waitingForSlot) {
+    if (loading == 0 && waitingForSlot == 0) {
+      return this;
+    }
+    return new EngineStats(
+        running + loading, waiting + waitingForSlot, kvUsage, usedBlocks, cachedBlocks, prefixQueryTokens,
+        prefixHitTokens, promptTokens, generationTokens, prefillNanos, evictedBlocks, preemptions);
+  }
+}

@@ -40,6 +40,33 @@ public final class LoraSlots {
   private final long loadNanos;
   private final Map<String, Slot> active = new LinkedHashMap<>();
   private long loads;
+  private long requests;
+  private long slotWaits;
+  private long slotWaitNanos;
+  private long loadWaits;
+  private long loadWaitNanos;
+
+  /**
+   * What the slots did since start, in model time: every engine (the mock's, the simulator's) counts
+   * the same way, so a real run and a simulated one can be compared adapter load by adapter load.
+   *
+   * @param requests requests that acquired a slot use (a generation request with several choices is one)
+   * @param loads adapter loads (cold starts)
+   * @param slotWaits requests that waited for a slot (every slot busy with other adapters' requests)
+   * @param slotWaitNanos their model time from arrival to getting a slot
+   * @param loadWaits requests that waited for their adapter to load (theirs or one already loading)
+   * @param loadWaitNanos their model time from getting the slot to the adapter being active
+   */
+  public record Stats(
+      long requests, long loads, long slotWaits, long slotWaitNanos, long loadWaits, long loadWaitNanos) {
+    public static final Stats ZERO = new Stats(0, 0, 0, 0, 0, 0);
+
+    /** The sum of this and {@code o}. */
+    public Stats plus(Stats o) {
+      return new Stats(requests + o.requests, loads + o.loads, slotWaits + o.slotWaits,
+          slotWaitNanos + o.slotWaitNanos, loadWaits + o.loadWaits, loadWaitNanos + o.loadWaitNanos);
+    }
+  }
 
   /**
    * @param maxLoras adapters active at once, {@code >= 1}
@@ -64,6 +91,31 @@ public final class LoraSlots {
    * requests (nothing counted: ask again after a release).
    */
   public long acquire(String adapter, long nowNanos) {
+    return acquire(adapter, nowNanos, nowNanos);
+  }
+
+  /**
+   * As {@link #acquire(String, long)} for a request that arrived at {@code arrivalNanos} ({@code <=
+   * nowNanos}; earlier when it waited for a slot): a successful acquire counts its slot wait and load
+   * wait in {@link #stats()}.
+   */
+  public long acquire(String adapter, long arrivalNanos, long nowNanos) {
+    long ready = take(adapter, nowNanos);
+    if (ready >= 0) {
+      requests++;
+      if (nowNanos > arrivalNanos) {
+        slotWaits++;
+        slotWaitNanos += nowNanos - arrivalNanos;
+      }
+      if (ready > nowNanos) {
+        loadWaits++;
+        loadWaitNanos += ready - nowNanos;
+      }
+    }
+    return ready;
+  }
+
+  private long take(String adapter, long nowNanos) {
     Objects.requireNonNull(adapter, "adapter");
     Slot s = active.get(adapter);
     if (s == null) {
@@ -127,6 +179,11 @@ public final class LoraSlots {
   /** Adapters in a slot, busy or idle, in the order they were loaded. */
   public List<String> activeAdapters() {
     return List.copyOf(active.keySet());
+  }
+
+  /** What the slots did since start. */
+  public Stats stats() {
+    return new Stats(requests, loads, slotWaits, slotWaitNanos, loadWaits, loadWaitNanos);
   }
 
   /** Adapter loads so far (each cold start). */

@@ -4,15 +4,18 @@ import dev.kvroute.engine.kvevents.ZmqKvEventPublisher;
 import dev.kvroute.engine.model.EngineListener;
 import dev.kvroute.engine.model.EngineModel;
 import dev.kvroute.engine.model.EngineRequest;
+import dev.kvroute.engine.model.EngineStats;
 import dev.kvroute.engine.model.KvCacheEvent;
 import dev.kvroute.engine.model.LoraSlots;
 import io.netty.channel.EventLoop;
 import io.netty.util.concurrent.ScheduledFuture;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.PriorityQueue;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -74,7 +77,9 @@ final class EngineDriver implements EngineListener {
     int remaining;
     boolean acquired;
     boolean submitted;
-    ScheduledFuture<?> loadTimer;
+    /** Model time its adapter is active, while it waits for the adapter's load. */
+    long readyNanos;
+    long seq;
 
     LoraGroup(EngineRequest[] requests, Sink sink, String adapter, long arrival) {
       this.requests = requests;
@@ -90,6 +95,10 @@ final class EngineDriver implements EngineListener {
   private final LoraSlots loraSlots;
   private final Map<Long, LoraGroup> loraGroups = new HashMap<>();
   private final ArrayDeque<LoraGroup> loraWaiting = new ArrayDeque<>();
+  /** Groups holding a slot whose adapter is loading, by the model time it is active. */
+  private final PriorityQueue<LoraGroup> loraLoading = new PriorityQueue<>(
+      Comparator.comparingLong((LoraGroup g) -> g.readyNanos).thenComparingLong(g -> g.seq));
+  private long nextLoraSeq;
   private final double timeScale;
   private final long startWall;
   private final EngineMetrics metrics;
@@ -194,6 +203,7 @@ final class EngineDriver implements EngineListener {
     if (!startLora(g, now)) {
       loraWaiting.add(g);
     }
+    reschedule();
   }
 
   private void submitToModel(EngineRequest[] requests, Sink sink, long arrival, long now) {
@@ -204,9 +214,13 @@ final class EngineDriver implements EngineListener {
     reschedule();
   }
 
-  /** Takes a slot use for {@code g} and submits it when its adapter is active; false if no slot. */
+  /**
+   * Takes a slot use for {@code g} at model time {@code now} and submits it when its adapter is
+   * active: now, or at the model time its load ends (an event of {@link #advance}, like the model's
+   * own, so a late timer never delays it in model time); false if no slot.
+   */
   private boolean startLora(LoraGroup g, long now) {
-    long ready = loraSlots.acquire(g.adapter, now);
+    long ready = loraSlots.acquire(g.adapter, g.arrival, now);
     if (ready < 0) {
       return false;
     }
@@ -215,19 +229,32 @@ final class EngineDriver implements EngineListener {
       g.submitted = true;
       submitToModel(g.requests, g.sink, g.arrival, now);
     } else {
-      long delayWall = (long) Math.ceil((ready - now) / timeScale);
-      g.loadTimer = loop.schedule(() -> {
-        g.loadTimer = null;
-        if (g.submitted || g.remaining == 0) {
-          return;
-        }
-        long t = Math.max(ready, modelNow());
-        advance(t);
-        g.submitted = true;
-        submitToModel(g.requests, g.sink, g.arrival, t);
-      }, delayWall, TimeUnit.NANOSECONDS);
+      g.readyNanos = ready;
+      g.seq = nextLoraSeq++;
+      loraLoading.add(g);
     }
     return true;
+  }
+
+  /**
+   * At model time {@code t} (the model advanced to it): gives the slots freed by then to the requests
+   * waiting for one, then submits the groups whose adapter is active by then, in that order.
+   */
+  private void loraDue(long t) {
+    if (!loraWaiting.isEmpty()) {
+      startWaitingLora(t);
+    }
+    while (!loraLoading.isEmpty() && loraLoading.peek().readyNanos <= t) {
+      LoraGroup g = loraLoading.poll();
+      g.submitted = true;
+      submitToModel(g.requests, g.sink, g.arrival, t);
+    }
+  }
+
+  /** Model time of the next event: the model's, or an adapter load ending; {@link Long#MAX_VALUE} if none. */
+  private long nextEventNanos() {
+    LoraGroup g = loraLoading.peek();
+    return g == null ? model.nextEventNanos() : Math.min(model.nextEventNanos(), g.readyNanos);
   }
 
   /** One request of a LoRA group ended (finished, or aborted before it reached the model). */
@@ -236,18 +263,17 @@ final class EngineDriver implements EngineListener {
     if (g == null || --g.remaining > 0) {
       return;
     }
-    if (g.loadTimer != null) {
-      g.loadTimer.cancel(false);
-      g.loadTimer = null;
-    }
     if (g.acquired) {
+      if (!g.submitted) {
+        loraLoading.remove(g);
+      }
       loraSlots.release(g.adapter, now);
     } else {
       loraWaiting.remove(g);
     }
     if (!advancing) {
       startWaitingLora(now);
-    } // else: once the advance is done (the model takes no submission in the middle of one)
+    } // else: at this event's time, once the model's advance to it returns (loraDue)
   }
 
   /** Starts the requests waiting for an adapter slot, in arrival order, while slots are free. */
@@ -262,15 +288,35 @@ final class EngineDriver implements EngineListener {
     return loraSlots;
   }
 
-  /** Adapters with requests waiting for a slot or for their adapter's load, in arrival order. */
+  /**
+   * Adapters with requests waiting for a slot (every slot busy with other adapters), in arrival order:
+   * vLLM's {@code waiting_lora_adapters}. An adapter loading for a request is running (vLLM loads it
+   * as part of the step that schedules the request).
+   */
   java.util.List<String> waitingAdapters() {
     java.util.LinkedHashSet<String> out = new java.util.LinkedHashSet<>();
-    for (LoraGroup g : loraGroups.values()) {
-      if (!g.submitted) {
-        out.add(g.adapter);
-      }
+    for (LoraGroup g : loraWaiting) {
+      out.add(g.adapter);
     }
     return java.util.List.copyOf(out);
+  }
+
+  /**
+   * The model's stats with the requests that have not reached it yet: those waiting for an adapter
+   * slot count as waiting ({@code vllm:num_requests_waiting}: vLLM's scheduler leaves a request that
+   * would exceed {@code max_loras} in its waiting queue), those whose adapter is loading as running
+   * (vLLM loads the adapter in the step that runs them).
+   */
+  EngineStats stats() {
+    int waiting = 0;
+    for (LoraGroup g : loraWaiting) {
+      waiting += g.requests.length;
+    }
+    int loading = 0;
+    for (LoraGroup g : loraLoading) {
+      loading += g.requests.length;
+    }
+    return model.stats().plusNotYetInModel(loading, waiting);
   }
 
   /**
@@ -317,17 +363,16 @@ final class EngineDriver implements EngineListener {
     advancing = true;
     try {
       long next;
-      while ((next = model.nextEventNanos()) <= now) {
+      while ((next = nextEventNanos()) <= now) {
         model.advanceTo(next, this);
         drainAborts(next);
+        loraDue(next);
       }
       model.advanceTo(now, this);
       drainAborts(now);
+      loraDue(now);
     } finally {
       advancing = false;
-    }
-    if (!loraWaiting.isEmpty()) {
-      startWaitingLora(now);
     }
     flushDirty();
   }
@@ -385,7 +430,7 @@ final class EngineDriver implements EngineListener {
   }
 
   private void reschedule() {
-    long next = model.nextEventNanos();
+    long next = nextEventNanos();
     if (next == Long.MAX_VALUE) {
       if (timer != null) {
         timer.cancel(false);
@@ -471,11 +516,6 @@ final class EngineDriver implements EngineListener {
 
   /** Cancels the timers; the model is left as it is. */
   void stop() {
-    for (LoraGroup g : loraGroups.values()) {
-      if (g.loadTimer != null) {
-        g.loadTimer.cancel(false);
-      }
-    }
     if (timer != null) {
       timer.cancel(false);
       timer = null;

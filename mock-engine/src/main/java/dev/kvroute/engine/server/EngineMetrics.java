@@ -257,11 +257,32 @@ final class EngineMetrics {
     for (java.util.Map.Entry<String, Double> e : loraSeries.entrySet()) {
       sb.append("vllm:lora_requests_info{").append(e.getKey()).append("} ").append(num(e.getValue())).append('\n');
     }
+    dev.kvroute.engine.model.LoraSlots.Stats ls = slots.stats();
+    if (ls.requests() > 0) {
+      // the mock's own account of its adapter slots (vLLM has none): a real run's loads and waits,
+      // beside the simulator's (bench's multi-model report)
+      mockCounter(sb, "kvroute_mock_lora_requests_total", "Requests run with a LoRA adapter.", ls.requests());
+      mockCounter(sb, "kvroute_mock_lora_loads_total", "LoRA adapter loads into a slot.", ls.loads());
+      mockCounter(sb, "kvroute_mock_lora_slot_waits_total",
+          "Requests that waited for an adapter slot (every slot busy with other adapters).", ls.slotWaits());
+      mockCounter(sb, "kvroute_mock_lora_slot_wait_seconds_total",
+          "Model seconds those requests waited for a slot.", ls.slotWaitNanos() / 1e9);
+      mockCounter(sb, "kvroute_mock_lora_load_waits_total",
+          "Requests that waited for their adapter to load.", ls.loadWaits());
+      mockCounter(sb, "kvroute_mock_lora_load_wait_seconds_total",
+          "Model seconds those requests waited for their adapter's load.", ls.loadWaitNanos() / 1e9);
+    }
     sb.append("# HELP kvroute_mock_model_not_found_total Requests answered 404 for a model not served.\n");
     sb.append("# TYPE kvroute_mock_model_not_found_total counter\n");
     sb.append("kvroute_mock_model_not_found_total{model_name=").append(label(modelName)).append("} ")
         .append(num(modelNotFound)).append('\n');
     return sb.toString();
+  }
+
+  private void mockCounter(StringBuilder sb, String name, String help, double v) {
+    sb.append("# HELP ").append(name).append(' ').append(help).append('\n');
+    sb.append("# TYPE ").append(name).append(" counter\n");
+    sb.append(name).append("{model_name=").append(label(modelName)).append("} ").append(num(v)).append('\n');
   }
 
   private void success(StringBuilder sb, String reason, long v) {

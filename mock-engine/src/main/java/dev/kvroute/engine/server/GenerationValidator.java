@@ -9,9 +9,12 @@ import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.kvroute.core.request.Endpoint;
 import dev.kvroute.core.request.InvalidRequestException;
+import dev.kvroute.core.request.JsonContentType;
+import dev.kvroute.core.request.LaxInteger;
 import dev.kvroute.core.request.PromptSegment;
 import dev.kvroute.core.request.RequestParser;
 import dev.kvroute.core.request.RequestView;
+import dev.kvroute.core.request.SamplingLimits;
 import dev.kvroute.core.tokenize.ChatTemplateException;
 import dev.kvroute.core.tokenize.PromptTokenizer;
 import java.io.IOException;
@@ -27,10 +30,15 @@ import java.util.function.Function;
  * GenerationRequest} to run or rejected with the status and OpenAI-style error body vLLM answers
  * ({@link Rejection}).
  *
- * <p>The order of the checks, each answered on the first failure: the body is a JSON object ("JSON
- * decode error", "Input should be a valid dictionary"); the model is the served one or a loaded
+ * <p>The order of the checks, each answered on the first failure: the {@code Content-Type} is JSON
+ * or absent ({@link JsonContentType}; else "Input should be a valid dictionary ..."); the body is a
+ * JSON object ("JSON decode error", "Input should be a valid dictionary"); {@code priority} is an
+ * integer as pydantic reads one ({@link LaxInteger}: {@code "x"}, {@code 1.5}, {@code 1e99},
+ * {@code null} are 400 with FastAPI's validation text; {@code true} is 1; any integer is then
+ * accepted and ignored, as vLLM's V1 engine does under its default FCFS scheduling policy, where
+ * V0 answered "Got priority N but Priority scheduling is not enabled."); the model is the served one or a loaded
  * adapter (404, "The model `M` does not exist."); the sampling fields are typed as vLLM's request
- * models type them ({@code stream}, {@code n} >= 1, {@code min_tokens}, {@code ignore_eos}, the float
+ * models type them ({@code stream}, 1 <= {@code n} <= {@code VLLM_MAX_N_SEQUENCES} ({@link SamplingLimits}), {@code min_tokens}, {@code ignore_eos}, the float
  * knobs, {@code top_k}, {@code max_tokens} or chat's {@code max_completion_tokens}); {@code
  * stream_options} only with {@code stream}; the prompt parses and tokenizes (the router's parser and
  * the engine's prompt tokenizer); it is not empty and its ids are in the vocabulary; prompt plus
@@ -144,7 +152,19 @@ final class GenerationValidator {
    * @throws Rejection with vLLM's status and error body, at the first failed check
    */
   GenerationRequest validate(Endpoint endpoint, byte[] body, Function<String, String> headers) throws Rejection {
+    if (!JsonContentType.readsAsJson(headers.apply("content-type"))) {
+      // FastAPI leaves a body of another type as bytes, which the request model refuses
+      throw Rejection.badRequest("Input should be a valid dictionary or object to extract fields from", null);
+    }
     JsonNode root = readGenerationJson(body);
+    JsonNode priority = root.get("priority");
+    if (priority != null) {
+      // pydantic validates the body before the handler runs: before the model is looked up
+      LaxInteger.Result p = LaxInteger.of(priority);
+      if (!p.ok()) {
+        throw Rejection.badRequest(LaxInteger.validationError("priority", priority, p.failure()), null);
+      }
+    }
     JsonNode model = root.get("model");
     String modelName = model == null || model.isNull() ? null : model.asText();
     String lora = null;
@@ -167,7 +187,11 @@ final class GenerationValidator {
       n = integer(root, "n", 1, Integer.MIN_VALUE);
       if (n < 1) {
         // SamplingParams._verify_args (a ValueError, answered 400 BadRequestError)
-        throw Rejection.badRequestError("n must be at least 1, got " + n + ".", "n");
+        throw Rejection.badRequestError(SamplingLimits.nTooSmall(n), "n");
+      }
+      if (n > SamplingLimits.MAX_N_SEQUENCES) {
+        // SamplingParams._verify_args: VLLM_MAX_N_SEQUENCES bounds the fan-out of one request
+        throw Rejection.badRequestError(SamplingLimits.nTooLarge(n), "n");
       }
       minTokens = integer(root, "min_tokens", 0, 0);
       ignoreEos = bool(root, "ignore_eos", false);

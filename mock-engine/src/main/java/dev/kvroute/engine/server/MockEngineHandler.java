@@ -254,7 +254,7 @@ final class MockEngineHandler extends ChannelInboundHandlerAdapter {
   private void metrics(FullHttpRequest req) {
     EngineConfig config = engine.options.engine();
     String text = engine.metrics.render(
-        engine.driver.model().stats(), config, engine.driver.modelNow() / 1e9, engine.options.timeScale())
+        engine.driver.stats(), config, engine.driver.modelNow() / 1e9, engine.options.timeScale())
         + engine.metrics.renderLora(engine.driver.loraSlots(), engine.driver.waitingAdapters());
     respond(HttpUtil.isKeepAlive(req), 200, "text/plain; version=0.0.4; charset=utf-8",
         Unpooled.wrappedBuffer(text.getBytes(StandardCharsets.UTF_8)), null);

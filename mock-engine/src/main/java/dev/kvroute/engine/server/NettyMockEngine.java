@@ -84,7 +84,14 @@ final class NettyMockEngine implements MockEngineServer {
   }
 
   private static PromptTokenizer load(String spec) {
-    TokenizerSpec parsed = TokenizerSpec.parse(spec);
+    TokenizerSpec parsed;
+    try {
+      parsed = TokenizerSpec.parse(spec);
+    } catch (IllegalArgumentException e) {
+      // the spec's own list names engine, which only the router takes
+      throw new IllegalArgumentException("tokenizer: " + spec + " (expected: o200k_base, cl100k_base, p50k_base, "
+          + "r50k_base or hf:PATH)", e);
+    }
     if (parsed.kind() == TokenizerSpec.Kind.ENGINE) {
       throw new IllegalArgumentException("tokenizer: engine (expected an encoding name or hf:PATH: the mock "
           + "engine is the engine)");
@@ -254,10 +261,10 @@ final class NettyMockEngine implements MockEngineServer {
   @Override
   public EngineStats stats() {
     if (loop.inEventLoop()) {
-      return driver.model().stats();
+      return driver.stats();
     }
     try {
-      return loop.submit(() -> driver.model().stats()).get();
+      return loop.submit(() -> driver.stats()).get();
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
       throw new IllegalStateException("interrupted", e);

@@ -195,4 +195,65 @@ final class GenerationValidatorTest {
     assertThat(error(bound).get("message").asText()).contains("(max_num_seqs x max_model_len = 4000)");
     assertThat(error(bound).get("param").asText()).isEqualTo("n");
   }
+
+  // ---- break-test findings: priority, n, Content-Type ------------------------------------------
+
+  @Test
+  void badBodyPriorityWasAcceptedAndIsNow400WithFastApisValidationText() throws Exception {
+    String[][] cases = {
+        {"\"x\"", "int_parsing", "unable to parse string as an integer", "'x'"},
+        {"1e99", "int_parsing_size", "exceeded maximum size", "1e+99"},
+        {"1.5", "int_from_float", "got a number with a fractional part", "1.5"},
+        {"null", "int_type", "Input should be a valid integer", "None"}};
+    for (String[] c : cases) {
+      for (String body : List.of(chat(",\"priority\":" + c[0]),
+          "{\"model\":\"nope\",\"prompt\":\"hi\",\"priority\":" + c[0] + "}")) { // before the model's 404
+        Endpoint e = body.contains("prompt") ? Endpoint.COMPLETIONS : Endpoint.CHAT_COMPLETIONS;
+        Rejection r = rejected(e, body);
+        assertThat(r.status()).as(body).isEqualTo(400);
+        assertThat(error(r).get("type").asText()).as(body).isEqualTo("Bad Request");
+        assertThat(error(r).get("param").isNull()).as(body).isTrue();
+        assertThat(error(r).get("message").asText()).as(body)
+            .startsWith("1 validation error:\n  {'type': '" + c[1] + "', 'loc': ('body', 'priority'), 'msg': '")
+            .contains(c[2]).endsWith("'input': " + c[3] + "}\n");
+      }
+    }
+  }
+
+  @Test
+  void integerPrioritiesAreAcceptedAndIgnoredAsVllmV1FcfsDoes() throws Exception {
+    for (String p : List.of("0", "-5", "7", "true", "\"3\"", "2.0", "99999999999999999999")) {
+      assertThat(valid(Endpoint.CHAT_COMPLETIONS, chat(",\"priority\":" + p + ",\"max_tokens\":2")).maxTokens())
+          .as(p).isEqualTo(2);
+    }
+  }
+
+  @Test
+  void nAboveVllmsMaxNSequencesWasRunAndIsNow400() throws Exception {
+    Rejection r = rejected(Endpoint.CHAT_COMPLETIONS, chat(",\"n\":100000,\"max_tokens\":1"));
+    assertThat(r.status()).isEqualTo(400);
+    assertThat(error(r).get("type").asText()).isEqualTo("BadRequestError");
+    assertThat(error(r).get("message").asText()).isEqualTo("n must be at most 16384, got 100000. To increase this"
+        + " limit, set the VLLM_MAX_N_SEQUENCES environment variable.");
+    assertThat(rejected(Endpoint.COMPLETIONS, "{\"prompt\":\"hi\",\"n\":16385,\"max_tokens\":1}").status())
+        .isEqualTo(400);
+    assertThat(valid(Endpoint.CHAT_COMPLETIONS, chat(",\"n\":8,\"max_tokens\":1")).n()).isEqualTo(8);
+  }
+
+  @Test
+  void nonJsonContentTypeWasAcceptedAndIsNow400AsFastApiAnswersIt() throws Exception {
+    byte[] body = chat(",\"max_tokens\":2").getBytes(StandardCharsets.UTF_8);
+    for (String type : List.of("text/plain", "application/x-www-form-urlencoded", "text/json", "multipart/form-data")) {
+      Rejection r = catchThrowableOfType(Rejection.class,
+          () -> v.validate(Endpoint.CHAT_COMPLETIONS, body, name -> name.equals("content-type") ? type : null));
+      assertThat(r).as(type).isNotNull();
+      assertThat(r.status()).as(type).isEqualTo(400);
+      assertThat(error(r).get("message").asText()).as(type)
+          .isEqualTo("Input should be a valid dictionary or object to extract fields from");
+    }
+    for (String type : List.of("application/json", "Application/JSON; charset=utf-8", "application/foo+json", "")) {
+      assertThat(v.validate(Endpoint.CHAT_COMPLETIONS, body, name -> name.equals("content-type") ? type : null)
+          .maxTokens()).as(type).isEqualTo(2);
+    }
+  }
 }

@@ -293,6 +293,38 @@ final class RequestShapes {
     throw wrongType(at, "a non-negative integer", node);
   }
 
+  /**
+   * The OpenAI endpoints' {@code priority} and {@code n}, checked as vLLM's request models read them
+   * ({@link LaxInteger}), so that the router's admission reads the same priority the engine would
+   * and refuses what every engine would: {@code priority} an integer ({@code null} allowed, as
+   * SGLang's optional field), {@code n} an integer from 1 to {@link SamplingLimits#MAX_N_SEQUENCES}
+   * ({@code null} = 1).
+   */
+  static void checkPriorityAndN(JsonNode root) throws InvalidRequestException {
+    JsonNode priority = root.get("priority");
+    if (!isAbsent(priority)) {
+      LaxInteger.Result r = LaxInteger.of(priority);
+      if (!r.ok()) {
+        throw new InvalidRequestException("priority: " + priority + " (expected: an integer, lower is served"
+            + " earlier; pydantic: " + r.failure().message() + ")", "priority");
+      }
+    }
+    JsonNode n = root.get("n");
+    if (!isAbsent(n)) {
+      LaxInteger.Result r = LaxInteger.of(n);
+      if (!r.ok()) {
+        throw new InvalidRequestException("n: " + n + " (expected: an integer from 1 to "
+            + SamplingLimits.MAX_N_SEQUENCES + "; pydantic: " + r.failure().message() + ")", "n");
+      }
+      if (r.value() < 1) {
+        throw new InvalidRequestException(SamplingLimits.nTooSmall(r.value()), "n");
+      }
+      if (r.value() > SamplingLimits.MAX_N_SEQUENCES) {
+        throw new InvalidRequestException(SamplingLimits.nTooLarge(r.value()), "n");
+      }
+    }
+  }
+
   static String requiredString(JsonNode parent, String field, String at)
       throws InvalidRequestException {
     JsonNode node = parent.get(field);

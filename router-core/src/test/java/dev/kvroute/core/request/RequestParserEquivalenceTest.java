@@ -161,6 +161,10 @@ class RequestParserEquivalenceTest {
     if (r.nextInt(3) == 0) {
       f.add(field("temperature", "0.7", r));
     }
+    if (r.nextInt(3) == 0) { // valid and invalid priorities and n (both parsers must refuse the same)
+      String[] values = {"0", "-2", "1.5", "\"x\"", "true", "null", "1e99", "20000", "[1]"};
+      f.add(field(r.nextBoolean() ? "priority" : "n", values[r.nextInt(values.length)], r));
+    }
     return object(f, r);
   }
 

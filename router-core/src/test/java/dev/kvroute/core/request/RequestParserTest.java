@@ -329,4 +329,48 @@ class RequestParserTest {
     assertThatThrownBy(() -> RequestParser.create("x-session-id", ""))
         .hasMessage("sessionField: blank (expected: a body field name or dotted path)");
   }
+
+  // ---- priority and n (break test: ignored by the router, refused by vLLM) ----------------------
+
+  @ParameterizedTest
+  @CsvSource(delimiter = '|', value = {
+      "\"x\" | Input should be a valid integer, unable to parse string as an integer",
+      "1e99  | Unable to parse input string as an integer, exceeded maximum size",
+      "1.5   | Input should be a valid integer, got a number with a fractional part",
+      "[1]   | Input should be a valid integer"})
+  void badBodyPriorityWasIgnoredAndIsNow400(String priority, String pydantic) {
+    for (Endpoint e : new Endpoint[] {Endpoint.CHAT_COMPLETIONS, Endpoint.COMPLETIONS}) {
+      String body = e == Endpoint.COMPLETIONS ? "{'prompt':'hi','priority':" + priority + "}"
+          : "{'messages':[{'role':'user','content':'hi'}],'priority':" + priority + "}";
+      assertThatThrownBy(() -> parse(e, body))
+          .isInstanceOfSatisfying(InvalidRequestException.class, x -> {
+            assertThat(x.param()).isEqualTo("priority");
+            assertThat(x.getMessage()).startsWith("priority: ").contains("expected: an integer").contains(pydantic);
+          });
+    }
+  }
+
+  @Test
+  void priorityVllmAcceptsStillParsesAndSglangGenerateIsNotChecked() throws Exception {
+    for (String p : new String[] {"-3", "2.0", "true", "'7'", "null", "99999999999999999999"}) {
+      assertThat(chat("{'messages':[{'role':'user','content':'x'}],'priority':" + p + "}").segments()).hasSize(1);
+    }
+    assertThat(parse(Endpoint.SGLANG_GENERATE, "{'text':'x','priority':'x','n':0}").segments()).hasSize(1);
+  }
+
+  @Test
+  void nWithoutUpperBoundWasForwardedAndIsNowBoundedAsVllmBoundsIt() throws Exception {
+    assertThat(chat("{'messages':[{'role':'user','content':'x'}],'n':16384}").segments()).hasSize(1);
+    assertThat(chat("{'messages':[{'role':'user','content':'x'}],'n':null}").segments()).hasSize(1);
+    assertThatThrownBy(() -> chat("{'messages':[{'role':'user','content':'x'}],'n':100000}"))
+        .isInstanceOfSatisfying(InvalidRequestException.class, x -> {
+          assertThat(x.param()).isEqualTo("n");
+          assertThat(x.getMessage()).isEqualTo("n must be at most 16384, got 100000. To increase this limit, set the"
+              + " VLLM_MAX_N_SEQUENCES environment variable.");
+        });
+    assertThatThrownBy(() -> parse(Endpoint.COMPLETIONS, "{'prompt':'x','n':0}"))
+        .hasMessage("n must be at least 1, got 0.");
+    assertThatThrownBy(() -> parse(Endpoint.COMPLETIONS, "{'prompt':'x','n':'many'}"))
+        .hasMessageStartingWith("n: \"many\" (expected: an integer from 1 to 16384");
+  }
 }

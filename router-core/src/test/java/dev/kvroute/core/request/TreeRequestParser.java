@@ -70,6 +70,9 @@ final class TreeRequestParser implements RequestParser {
       default:
         throw new IllegalArgumentException("endpoint: " + endpoint);
     }
+    if (endpoint != Endpoint.SGLANG_GENERATE) {
+      checkPriorityAndN(root);
+    }
     return new RequestView(
         endpoint,
         optionalString(root, "model"),
