@@ -339,6 +339,10 @@ class MockEngineServerIT {
     }
     await().atMost(Duration.ofSeconds(10)).until(() -> server.stats().running() == 0);
     assertThat(server.stats().usedBlocks()).isZero();
+    // the abort is counted by the engine's metrics, which a scrape may read just before the count (it
+    // failed once on a loaded machine with running() already 0): wait for it, then check it is the only end
+    await().atMost(Duration.ofSeconds(10)).until(() -> metric(Http.get(server.url() + "/metrics").body(),
+        "vllm:request_success_total", "finished_reason=\"abort\"") == 1.0);
     String m = Http.get(server.url() + "/metrics").body();
     assertThat(metric(m, "vllm:request_success_total", "finished_reason=\"abort\"")).isEqualTo(1.0);
     assertThat(metric(m, "vllm:request_success_total", "finished_reason=\"length\"")).isZero();
