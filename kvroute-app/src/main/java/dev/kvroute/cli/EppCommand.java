@@ -128,6 +128,14 @@ public final class EppCommand implements Callable<Integer> {
     return o;
   }
 
+  /** A listening port flag: 0 (ephemeral) or 1..65535, or -1 (off) where {@code offAllowed}. */
+  static void checkPort(String flag, int port, boolean offAllowed) {
+    if (port < (offAllowed ? -1 : 0) || port > 65535) {
+      throw new ConfigException(flag + ": " + port + " (expected: " + (offAllowed ? "-1 (off), " : "")
+          + "0 (ephemeral) or 1..65535)");
+    }
+  }
+
   private static void put(Map<String, Object> o, String key, Object value) {
     if (value != null) {
       o.put(key, value);
@@ -139,7 +147,14 @@ public final class EppCommand implements Callable<Integer> {
     PrintWriter err = spec.commandLine().getErr();
     ProxyConfig cfg;
     try {
+      checkPort("--grpc-port", grpcPort, false);
+      checkPort("--metrics-port", metricsPort, true);
       cfg = ConfigLoader.load(config, overrides());
+      if (poolName != null && (!cfg.backends().isEmpty() || k8sSelector != null)) {
+        throw new ConfigException("--pool-name " + poolName + " with " + (k8sSelector != null ? "--k8s-selector"
+            : backends != null ? "--backend" : "backends in " + config) + " (expected: one source of endpoints:"
+            + " --pool-name for an InferencePool, --k8s-selector for pods, or --backend for a static list)");
+      }
       if (poolName != null) {
         KubernetesDiscoveryConfig base = cfg.discovery().kubernetes();
         cfg = cfg.withDiscovery(new DiscoveryConfig(InferencePools.discovery(poolNamespace, poolName,

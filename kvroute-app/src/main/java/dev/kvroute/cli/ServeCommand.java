@@ -142,9 +142,22 @@ public final class ServeCommand implements Callable<Integer> {
 
   @YamlKey("routing.tokenizer")
   @Option(names = "--tokenizer", paramLabel = "SPEC", description = "Prompt tokens: a jtokkit encoding "
-      + "(o200k_base, the default; cl100k_base), or hf:PATH (the model's tokenizer.json and chat template, PATH "
-      + "the file or its directory: the engine's exact tokens). Per model: routing.tokenizers in --config.")
+      + "(o200k_base, the default; cl100k_base), hf:PATH (the model's tokenizer.json and chat template, PATH "
+      + "the file or its directory: the engine's exact tokens), or engine (ask a backend's POST /tokenize, "
+      + "cached by message prefix; o200k_base when it does not answer in time). Per model: routing.tokenizers "
+      + "in --config.")
   String tokenizer;
+
+  @YamlKey("routing.tokenizerTimeout")
+  @Option(names = "--tokenizer-timeout", paramLabel = "DUR", description = "With --tokenizer engine: how long "
+      + "to wait for the engine's /tokenize before routing on o200k_base tokens (default 200ms).")
+  String tokenizerTimeout;
+
+  @YamlKey("routing.tokenizerReuse")
+  @Option(names = "--tokenizer-reuse", paramLabel = "SHARE", description = "With --tokenizer engine: the largest "
+      + "share (0 to 1) of a chat's message bytes that may be new since the engine tokenized an earlier turn for "
+      + "the router to reuse that turn's tokens without asking; 0 asks for every new request (default 0.25).")
+  Double tokenizerReuse;
 
   @YamlKey("routing.pageSizeTokens")
   @Option(names = "--page-size-tokens", paramLabel = "N", description = "Prefix-index page size; match the engines' block size (default 16).")
@@ -625,7 +638,10 @@ public final class ServeCommand implements Callable<Integer> {
       MockBackends mocks = null;
       try {
         if (cfg.backends().isEmpty() && cfg.mockBackends() > 0) {
-          mocks = MockBackends.start(cfg.mockBackends(), cfg.routing().tokenizer());
+          // the bundled engines cannot tokenize by asking an engine: they use the fallback's encoding
+          String engineTokenizer = cfg.routing().tokenizer().strip().equalsIgnoreCase("engine")
+              ? dev.kvroute.core.tokenize.Tokenizer.DEFAULT_ENCODING : cfg.routing().tokenizer();
+          mocks = MockBackends.start(cfg.mockBackends(), engineTokenizer);
           cfg = cfg.withMockBackends(0).withBackendUrls(mocks.urls());
         }
         return new Serving(KvrouteServer.start(cfg, core), mocks);

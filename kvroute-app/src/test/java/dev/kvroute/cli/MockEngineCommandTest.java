@@ -35,7 +35,8 @@ final class MockEngineCommandTest {
   @Test
   void unknownTokenizerIsAUsageErrorNamingTheFlag() {
     assertThat(run("--tokenizer", "nope", "--port", "0")).isEqualTo(CommandLine.ExitCode.USAGE);
-    assertThat(err.toString()).startsWith("--tokenizer: nope (expected: ").doesNotContain("\tat ");
+    assertThat(err.toString()).startsWith("--tokenizer: nope (expected: ").doesNotContain("\tat ")
+        .as("only the router asks an engine").doesNotContain("engine)");
   }
 
   @Test

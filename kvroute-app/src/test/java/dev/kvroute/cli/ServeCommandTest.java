@@ -115,6 +115,28 @@ final class ServeCommandTest {
   }
 
   @Test
+  void tokenizerEngineIsAcceptedWithItsDeadlineAndReuseShare() {
+    StringWriter err = new StringWriter();
+    StringWriter out = new StringWriter();
+    CommandLine cl = new CommandLine(new ServeCommand());
+    cl.setErr(new PrintWriter(err));
+    cl.setOut(new PrintWriter(out));
+    int code = cl.execute("--print-config", "--backend", "http://127.0.0.1:8001", "--tokenizer", "engine",
+        "--tokenizer-timeout", "50ms", "--tokenizer-reuse", "0");
+    assertThat(code).as(err.toString()).isZero();
+    assertThat(out.toString()).contains("tokenizer: engine").contains("tokenizerTimeout: 50ms")
+        .contains("tokenizerReuse: 0.0");
+
+    StringWriter err2 = new StringWriter();
+    CommandLine bad = new CommandLine(new ServeCommand());
+    bad.setErr(new PrintWriter(err2));
+    bad.setOut(new PrintWriter(new StringWriter()));
+    assertThat(bad.execute("--print-config", "--backend", "http://127.0.0.1:8001", "--tokenizer", "engine",
+        "--tokenizer-reuse", "2")).isEqualTo(CommandLine.ExitCode.USAGE);
+    assertThat(err2.toString()).contains("routing.tokenizerReuse: 2.0 (expected: 0 to 1)");
+  }
+
+  @Test
   void aTokenizerDirectoryThatIsMissingOrCorruptOrHasNoTemplateStopsServeAtStartUp(
       @org.junit.jupiter.api.io.TempDir java.nio.file.Path dir) throws Exception {
     java.nio.file.Files.writeString(dir.resolve("tokenizer.json"), "{corrupt");

@@ -43,11 +43,18 @@ public final class InferencePools {
    * @param namespace the pool's namespace; empty means the client's (the service account's in a pod)
    * @param kubeconfig a kubeconfig path, or {@code null} for fabric8's auto-configuration
    * @param base the other discovery settings (resync period, start timeout) to keep
-   * @throws IllegalStateException if the pool cannot be read, does not exist, or has no selector or port
-   *     (one line saying which)
+   * @throws IllegalStateException if no Kubernetes configuration is found ({@link
+   *     dev.kvroute.proxy.KubernetesEnvironment}, at once), or the pool cannot be read within {@code
+   *     startTimeout}, does not exist, or has no selector or port (one line saying which)
    */
   public static KubernetesDiscoveryConfig discovery(String namespace, String name, String kubeconfig,
       Duration resyncPeriod, Duration startTimeout) {
+    String missing = dev.kvroute.proxy.KubernetesEnvironment.missing(kubeconfig);
+    if (missing != null) {
+      throw new IllegalStateException("cannot read InferencePool " + name + ": " + missing + " (expected: run the"
+          + " picker in the cluster with a service account, or give --kubeconfig; outside Kubernetes, list the"
+          + " engines with --backend instead of --pool-name)");
+    }
     Config config;
     try {
       config = kubeconfig == null ? Config.autoConfigure(null)
@@ -56,6 +63,8 @@ public final class InferencePools {
       throw new IllegalStateException("cannot read kubeconfig " + kubeconfig + ": " + e.getMessage(), e);
     }
     config.setRequestTimeout((int) Math.min(Integer.MAX_VALUE, startTimeout.toMillis()));
+    config.setConnectionTimeout((int) Math.min(Integer.MAX_VALUE, startTimeout.toMillis()));
+    config.setRequestRetryBackoffLimit(0); // one read, bounded by startTimeout: an unreachable server fails now
     try (KubernetesClient client = new KubernetesClientBuilder().withConfig(config).build()) {
       return discovery(client, namespace, name, kubeconfig, resyncPeriod, startTimeout);
     }

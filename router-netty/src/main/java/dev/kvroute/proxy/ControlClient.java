@@ -83,6 +83,12 @@ final class ControlClient {
     return send(backend, HttpMethod.POST, path, null, body, timeout);
   }
 
+  /** As {@link #postJson(BackendConfig, String, byte[], Duration)}, adding {@code extraHeaders} (or none). */
+  CompletableFuture<Response> postJson(BackendConfig backend, String path, HttpHeaders extraHeaders, byte[] body,
+      Duration timeout) {
+    return send(backend, HttpMethod.POST, path, extraHeaders, body, timeout);
+  }
+
   private CompletableFuture<Response> send(BackendConfig backend, HttpMethod method, String path,
       HttpHeaders extraHeaders, byte[] body, Duration timeout) {
     CompletableFuture<Response> result = new CompletableFuture<>();

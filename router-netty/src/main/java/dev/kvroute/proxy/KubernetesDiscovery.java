@@ -115,6 +115,11 @@ final class KubernetesDiscovery implements AutoCloseable {
         throw new IllegalStateException("kubernetes discovery: cannot read kubeconfig " + path + ": " + e.getMessage(), e);
       }
     } else {
+      String missing = KubernetesEnvironment.missing(null);
+      if (missing != null) {
+        throw new IllegalStateException("kubernetes discovery: " + missing
+            + " (expected: run in the cluster with a service account, or give --kubeconfig)");
+      }
       base = Config.autoConfigure(null);
     }
     int startMillis = (int) Math.min(Integer.MAX_VALUE, config.startTimeout().toMillis());

@@ -15,6 +15,7 @@ import dev.kvroute.proxy.config.BackendConfig;
 import dev.kvroute.proxy.config.ConfigException;
 import dev.kvroute.proxy.config.IndexConfig;
 import dev.kvroute.proxy.config.ProxyConfig;
+import dev.kvroute.proxy.config.RoutingConfig;
 import io.netty.bootstrap.ServerBootstrap;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelOption;
@@ -111,8 +112,22 @@ public final class KvrouteServer implements AutoCloseable {
     this.context = new ProxyContext(
         config, core, parser, backends, pool, control, metrics, ticker, bodyWorkers, new ClientConnections(),
         new ApiPaths(config.api()), new ModelCatalog(config.models()), discovery,
-        new Admission(config.admission(), backends, core.loads(), ticker, boss.next(), metrics.registry()));
+        new Admission(config.admission(), backends, core.loads(), ticker, boss.next(), metrics.registry()),
+        engineTokenizer(config, control, core, metrics, ticker));
     metrics.addGlobalGauges(core, pool);
+  }
+
+  /** The engine's tokenizer client when some model's tokenizer is {@code engine}, else {@code null}. */
+  private static EngineTokenizer engineTokenizer(ProxyConfig config, ControlClient control, RouterCore core,
+      ProxyMetrics metrics, Ticker ticker) {
+    RoutingConfig routing = config.routing();
+    if (!RouterTokenizers.anyEngine(routing)) {
+      return null;
+    }
+    return new EngineTokenizer(RouterTokenizers.models(routing, true), RouterTokenizers.isEngine(routing.tokenizer()),
+        RouterTokenizers.models(routing, false), routing.tokenizerTimeout(),
+        new EngineTokenCache(dev.kvroute.core.tokenize.PromptTokenizer.DEFAULT_CACHE_BYTES, routing.tokenizerReuse()),
+        EngineTokenizer.caller(control), core.loads(), metrics.registry(), ticker);
   }
 
   /**

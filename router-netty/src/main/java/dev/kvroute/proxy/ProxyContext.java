@@ -13,7 +13,8 @@ import java.util.concurrent.Executor;
  * its queue is full), the client connections ({@code clients}, for a graceful drain), the
  * engine paths clients may reach ({@code apiPaths}, the allow-list), the fleet's models
  * ({@code models}, kept current by {@code discovery}), and admission control ({@code admission}:
- * per-backend limits and the router's queue).
+ * per-backend limits and the router's queue), and the engine's tokenizer client ({@code engineTokens},
+ * {@code null} unless some model's tokenizer is {@code engine}).
  *
  * <p>Immutable holder of thread-safe services.
  */
@@ -31,4 +32,5 @@ record ProxyContext(
     ApiPaths apiPaths,
     ModelCatalog models,
     ModelDiscovery discovery,
-    Admission admission) {}
+    Admission admission,
+    EngineTokenizer engineTokens) {}

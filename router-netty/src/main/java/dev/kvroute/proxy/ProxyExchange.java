@@ -157,7 +157,8 @@ final class ProxyExchange implements UpstreamHandler.Listener, Admission.Waiter 
   /**
    * @param request the aggregated request; this exchange owns it and releases it when done
    * @param view the routing view for generation requests, or {@code null} for pass-through
-   * @param promptTokens the view's prompt tokens when already computed (large bodies), else {@code null}
+   * @param promptTokens the view's prompt tokens when already computed (large bodies, or the engine's
+   *     tokens), else {@code null}
    * @param requestId the request id (the client's {@code X-Request-Id} or a generated one)
    * @param model the backends serving the request's model and its index namespace, or {@code null}
    *     to route among every backend in the default namespace
@@ -337,7 +338,7 @@ final class ProxyExchange implements UpstreamHandler.Listener, Admission.Waiter 
         ids.add(b.id());
       }
       long t0 = px.ticker().nanos();
-      if (promptTokens != null) {
+      if (promptTokens != null && request.content().readableBytes() >= ProxyHandler.OFFLOAD_BODY_BYTES) {
         // a large prompt: its index work leaves the event loop, as its tokenizing did
         if (!OffLoopRouting.route(px, loop, promptTokens, view.sessionKey(), namespace(), ids,
             (r, failure) -> onRouted(ids, t0, r, failure))) {
@@ -348,7 +349,9 @@ final class ProxyExchange implements UpstreamHandler.Listener, Admission.Waiter 
       }
       RouterCore.Routed r;
       try {
-        r = px.core().route(view, namespace(), ids);
+        // tokens given for a small body are the engine's (--tokenizer engine); else the core tokenizes
+        r = promptTokens != null ? px.core().route(promptTokens, view.sessionKey(), namespace(), ids)
+            : px.core().route(view, namespace(), ids);
       } catch (RuntimeException e) {
         onRouted(ids, t0, null, e);
         return;

@@ -273,7 +273,7 @@ final class ProxyHandler extends ChannelInboundHandlerAdapter {
             HttpHeaderNames.ALLOW, "POST");
         return;
       }
-      InvalidRequestException badHeaders = RequestChecks.generation(req.headers(), px.config().admission().priorityHeader());
+      InvalidRequestException badHeaders = RequestChecks.generation(req.headers()::get, px.config().admission().priorityHeader());
       if (badHeaders != null) {
         rejectLocally(req, HttpResponseStatus.BAD_REQUEST, badHeaders.getMessage(), badHeaders.param(), tag);
         return;
@@ -298,6 +298,10 @@ final class ProxyHandler extends ChannelInboundHandlerAdapter {
       if (refused != null) {
         px.metrics().modelRequest(model.label(), Outcome.REJECTED, 0, -1);
         rejectLocally(req, refused.status(), refused.message(), refused.param(), tag);
+        return;
+      }
+      if (px.engineTokens() != null && px.engineTokens().applies(view.model())) {
+        askEngine(endpoint, req, tag, view, timeline, model, engineRequest(view, model));
         return;
       }
       startExchange(req, tag, view, null, timeline, model);
@@ -389,10 +393,70 @@ final class ProxyHandler extends ChannelInboundHandlerAdapter {
 
   /** What a body worker made of a large request: its view and prompt tokens, or why it is refused. */
   private record Parsed(RequestView view, int[] tokens, InvalidRequestException invalid, RuntimeException failure,
-      ModelCatalog.Resolved model, Refusal refused) {
+      ModelCatalog.Resolved model, Refusal refused, EngineTokenRequest engineRequest, Endpoint engineEndpoint) {
     Parsed(RequestView view, int[] tokens, InvalidRequestException invalid, RuntimeException failure) {
       this(view, tokens, invalid, failure, null, null);
     }
+
+    Parsed(RequestView view, int[] tokens, InvalidRequestException invalid, RuntimeException failure,
+        ModelCatalog.Resolved model, Refusal refused) {
+      this(view, tokens, invalid, failure, model, refused, null, null);
+    }
+  }
+
+  /** The {@code /tokenize} request for {@code view}, or {@code null} when the engine is not to be asked. */
+  private static EngineTokenRequest engineRequest(RequestView view, ModelCatalog.Resolved model) {
+    try {
+      return EngineTokenizer.prepare(view, engineModel(view, model));
+    } catch (IllegalArgumentException e) {
+      LOG.log(Level.ERROR, "cannot build the engine's /tokenize request; routing on the router's tokens", e);
+      return null;
+    }
+  }
+
+  private static String engineModel(RequestView view, ModelCatalog.Resolved model) {
+    return model != null && model.served() != null ? model.served() : view.model();
+  }
+
+  /**
+   * Asks the engine for the request's tokens ({@link EngineTokenizer}), then starts the exchange with
+   * them; on a fallback (or a prompt shape the engine is not asked about, {@code ask == null}) with the
+   * router's own tokens, computed off the event loop for a large body as usual. The request stays owned
+   * by this handler while it waits.
+   */
+  private void askEngine(Endpoint endpoint, FullHttpRequest req, String tag, RequestView view, Timeline timeline,
+      ModelCatalog.Resolved model, EngineTokenRequest ask) {
+    boolean large = req.content().readableBytes() >= OFFLOAD_BODY_BYTES;
+    if (ask == null) {
+      if (large) {
+        parseOffLoop(endpoint, req, tag, timeline, false);
+      } else {
+        startExchange(req, tag, view, null, timeline, model);
+      }
+      return;
+    }
+    List<Backend> candidates = px.backends().routable(Set.of());
+    if (model != null) {
+      candidates.removeIf(b -> !model.serves(b));
+    }
+    HttpHeaders pass = null;
+    String auth = req.headers().get(HttpHeaderNames.AUTHORIZATION);
+    if (auth != null) {
+      pass = new io.netty.handler.codec.http.DefaultHttpHeaders().set(HttpHeaderNames.AUTHORIZATION, auth);
+    }
+    px.engineTokens().tokens(ask, candidates, pass, ctx.executor(), tokens -> {
+      if (closing) {
+        // the client went away while the engine tokenized
+        ReferenceCountUtil.safeRelease(req);
+        px.metrics().request("none", tag, Outcome.CANCELLED, 0);
+      } else if (tokens != null) {
+        startExchange(req, tag, view, tokens, timeline, model);
+      } else if (large) {
+        parseOffLoop(endpoint, req, tag, timeline, false);
+      } else {
+        startExchange(req, tag, view, null, timeline, model);
+      }
+    });
   }
 
   /**
@@ -401,13 +465,21 @@ final class ProxyHandler extends ChannelInboundHandlerAdapter {
    * stays owned by this handler throughout (the worker only reads its content).
    */
   private void parseOffLoop(Endpoint endpoint, FullHttpRequest req, String tag, Timeline timeline) {
+    parseOffLoop(endpoint, req, tag, timeline, true);
+  }
+
+  /** As above; {@code askEngine}: whether a model tokenized by the engine asks it (false: its fallback). */
+  private void parseOffLoop(Endpoint endpoint, FullHttpRequest req, String tag, Timeline timeline, boolean askEngine) {
     Runnable work = () -> {
       Parsed parsed;
       try {
         RequestView view = parse(endpoint, req);
         ModelCatalog.Resolved model = resolveModel(req, view);
         Refusal refused = refusal(view, model); // before tokenizing: a prompt too long for any is not
+        boolean engine = askEngine && refused == null && px.engineTokens() != null
+            && px.engineTokens().applies(view.model());
         parsed = refused != null ? new Parsed(view, null, null, null, model, refused)
+            : engine ? new Parsed(view, null, null, null, model, null, engineRequest(view, model), endpoint)
             : new Parsed(view, px.core().tokens(view), null, null, model, null);
       } catch (InvalidRequestException e) {
         parsed = new Parsed(null, null, e, null);
@@ -446,6 +518,8 @@ final class ProxyHandler extends ChannelInboundHandlerAdapter {
     } else if (parsed.refused() != null) {
       px.metrics().modelRequest(parsed.model().label(), Outcome.REJECTED, 0, -1);
       rejectLocally(req, parsed.refused().status(), parsed.refused().message(), parsed.refused().param(), tag);
+    } else if (parsed.engineEndpoint() != null) {
+      askEngine(parsed.engineEndpoint(), req, tag, parsed.view(), timeline, parsed.model(), parsed.engineRequest());
     } else {
       startExchange(req, tag, parsed.view(), parsed.tokens(), timeline, parsed.model());
     }

@@ -16,7 +16,9 @@ import java.util.Map;
  * routing.tokenizer} for every model, {@code routing.tokenizers} per model name. Each distinct spec
  * is loaded once (models sharing a tokenizer share its cache). A missing or corrupt file, or a
  * directory without a chat template, is a {@link ConfigException} naming the setting and the file,
- * raised before the server listens.
+ * raised before the server listens. A model whose spec is {@code engine} gets {@code o200k_base} here:
+ * the proxy asks the engine first ({@link EngineTokenizer}) and routes on these tokens when the engine
+ * does not answer.
  */
 final class RouterTokenizers {
   private RouterTokenizers() {}
@@ -43,8 +45,7 @@ final class RouterTokenizers {
       throw new ConfigException(field + ": " + e.getMessage(), e);
     }
     if (parsed.kind() == TokenizerSpec.Kind.ENGINE) {
-      throw new ConfigException(field + ": engine (not available in this build: expected an encoding name or "
-          + "hf:PATH)");
+      parsed = TokenizerSpec.DEFAULT; // the fallback of the engine's /tokenize
     }
     PromptTokenizer t;
     try {
@@ -54,5 +55,25 @@ final class RouterTokenizers {
     }
     loaded.put(spec, t);
     return t;
+  }
+
+  /** Whether {@code routing} asks the engine for any model's tokens. */
+  static boolean anyEngine(RoutingConfig routing) {
+    return isEngine(routing.tokenizer()) || routing.tokenizers().values().stream().anyMatch(RouterTokenizers::isEngine);
+  }
+
+  /** The models whose {@code routing.tokenizers} entry is {@code engine} ({@code engine == true}) or not. */
+  static java.util.Set<String> models(RoutingConfig routing, boolean engine) {
+    java.util.Set<String> out = new java.util.HashSet<>();
+    for (Map.Entry<String, String> e : routing.tokenizers().entrySet()) {
+      if (isEngine(e.getValue()) == engine) {
+        out.add(e.getKey());
+      }
+    }
+    return out;
+  }
+
+  static boolean isEngine(String spec) {
+    return spec != null && spec.strip().equalsIgnoreCase("engine");
   }
 }

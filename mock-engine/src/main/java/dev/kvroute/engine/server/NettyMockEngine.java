@@ -84,7 +84,14 @@ final class NettyMockEngine implements MockEngineServer {
   }
 
   private static PromptTokenizer load(String spec) {
-    TokenizerSpec parsed = TokenizerSpec.parse(spec);
+    TokenizerSpec parsed;
+    try {
+      parsed = TokenizerSpec.parse(spec);
+    } catch (IllegalArgumentException e) {
+      // the spec's own list names engine, which only the router takes
+      throw new IllegalArgumentException("tokenizer: " + spec + " (expected: o200k_base, cl100k_base, p50k_base, "
+          + "r50k_base or hf:PATH)", e);
+    }
     if (parsed.kind() == TokenizerSpec.Kind.ENGINE) {
       throw new IllegalArgumentException("tokenizer: engine (expected an encoding name or hf:PATH: the mock "
           + "engine is the engine)");

@@ -18,6 +18,14 @@ package dev.kvroute.proxy.config;
  *     nor readable from its {@code /metrics}
  * @param tokenizers the tokenizer of each model by name (the request's {@code model}), same forms as
  *     {@code tokenizer}; empty by default
+ * @param tokenizerTimeout with {@code engine}: how long the router waits for the engine's
+ *     {@code /tokenize} before it routes the request on {@code o200k_base} tokens instead (counted in
+ *     {@code kvroute_tokenizer_fallbacks_total{reason="timeout"}}). Default 200ms
+ * @param tokenizerReuse with {@code engine}: the largest share (0 to 1) of a chat request's message
+ *     bytes that may be new since the engine last tokenized a prefix of the same conversation for the
+ *     router to route on that earlier answer's stable tokens without asking again; {@code 0} asks the
+ *     engine for every request it has not tokenized verbatim. Default 0.25 (see docs/operations.md,
+ *     "The tokenizer")
  */
 public record RoutingConfig(
     String sessionHeader,
@@ -25,7 +33,22 @@ public record RoutingConfig(
     String tokenizer,
     int pageSizeTokens,
     long defaultCapacityTokens,
-    java.util.Map<String, String> tokenizers) {
+    java.util.Map<String, String> tokenizers,
+    java.time.Duration tokenizerTimeout,
+    double tokenizerReuse) {
+
+  /** The configuration without the engine tokenizer's settings (their defaults). */
+  public RoutingConfig(String sessionHeader, String sessionField, String tokenizer, int pageSizeTokens,
+      long defaultCapacityTokens, java.util.Map<String, String> tokenizers) {
+    this(sessionHeader, sessionField, tokenizer, pageSizeTokens, defaultCapacityTokens, tokenizers,
+        DEFAULT_TOKENIZER_TIMEOUT, DEFAULT_TOKENIZER_REUSE);
+  }
+
+  /** Default {@code tokenizerTimeout}: 200 ms. */
+  public static final java.time.Duration DEFAULT_TOKENIZER_TIMEOUT = java.time.Duration.ofMillis(200);
+
+  /** Default {@code tokenizerReuse}: a quarter of the messages' bytes. */
+  public static final double DEFAULT_TOKENIZER_REUSE = 0.25;
 
   public RoutingConfig {
     Checks.nonBlank("sessionHeader", sessionHeader);
@@ -38,11 +61,25 @@ public record RoutingConfig(
     }
     Checks.range("pageSizeTokens", pageSizeTokens, 1, 4096);
     Checks.positive("defaultCapacityTokens", defaultCapacityTokens);
+    Checks.positive("tokenizerTimeout", tokenizerTimeout);
+    if (!(tokenizerReuse >= 0 && tokenizerReuse <= 1)) {
+      throw new IllegalArgumentException("tokenizerReuse: " + tokenizerReuse + " (expected: 0 to 1)");
+    }
   }
 
-  /** {@code x-session-id}, {@code user}, {@code o200k_base}, 16-token pages, 524288 tokens per backend. */
+  /** This configuration with the engine tokenizer's deadline and reuse share replaced. */
+  public RoutingConfig withEngineTokenizer(java.time.Duration timeout, double reuse) {
+    return new RoutingConfig(sessionHeader, sessionField, tokenizer, pageSizeTokens, defaultCapacityTokens, tokenizers,
+        timeout, reuse);
+  }
+
+  /**
+   * {@code x-session-id}, {@code user}, {@code o200k_base}, 16-token pages, 524288 tokens per backend,
+   * a 200 ms engine-tokenizer deadline and a reuse share of 0.25.
+   */
   public static RoutingConfig defaults() {
-    return new RoutingConfig("x-session-id", "user", "o200k_base", 16, 524_288, java.util.Map.of());
+    return new RoutingConfig("x-session-id", "user", "o200k_base", 16, 524_288, java.util.Map.of(),
+        DEFAULT_TOKENIZER_TIMEOUT, DEFAULT_TOKENIZER_REUSE);
   }
 
   private static void spec(String field, String value) {
