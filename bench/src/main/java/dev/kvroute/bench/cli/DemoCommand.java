@@ -57,6 +57,9 @@ public final class DemoCommand implements Callable<Integer> {
   @Option(names = "--jitter-runs", paramLabel = "N", description = "Simulated runs with send times jittered by up to 10 wall ms (x K), besides the exact one; the real run agrees if it is within tolerance of their range (default: 3; multi-model: 7, each also with its own policy seed and adapter-scrape phase).")
   Integer jitterRuns;
 
+  @Option(names = "--side-load", paramLabel = "SHARE", description = "Traffic no router sees: SHARE one-shot side requests per routed session (e.g. 1), each a new document sent straight to one engine (spread evenly), arriving over 200 model s, in the simulator and for real; the figures are the routed sessions' (default: ${DEFAULT-VALUE}).")
+  double sideLoad;
+
   @Option(names = "--workload", paramLabel = "NAME", description = "seed (the explainer's table), or multi-model: two base models on disjoint replicas, one with LoRA adapters of Zipf popularity, each policy run adapter-affine and adapter-blind (default policies: cache-aware; see the multi-model flags) (default: ${DEFAULT-VALUE}).")
   String workload = "seed";
 
@@ -90,7 +93,7 @@ public final class DemoCommand implements Callable<Integer> {
     Demo.Settings settings =
         new Demo.Settings(
             seedOptions.config(), policyOptions.policies().withRouters(routers), policies, k,
-            Math.max(1, Runtime.getRuntime().availableProcessors()), !noWarmUp, jitterRuns == null ? 3 : jitterRuns);
+            Math.max(1, Runtime.getRuntime().availableProcessors()), !noWarmUp, jitterRuns == null ? 3 : jitterRuns, sideLoad);
     Demo.Result r = Demo.run(settings, log, LoadProgress::terminal);
     double wall = (System.nanoTime() - t0) / 1e9;
 
@@ -154,6 +157,27 @@ public final class DemoCommand implements Callable<Integer> {
       notes.add(s.policies().routers() + " router replicas in front of the same engines (in the simulator and for real), "
           + "requests split round-robin across them in send order, so a session's turns visit every one.");
     }
+    if (s.policyNames().stream().anyMatch(dev.kvroute.bench.sim.SimPolicies::precise)) {
+      dev.kvroute.bench.sim.SimPolicies.PreciseTiming t = Demo.asReal(s.policies(), s.timeScale()).timing();
+      notes.add(String.format(
+          Locale.ROOT,
+          "Precise routers are predicted as the real ones see the engines: speculative entries live 2 wall s "
+              + "(%.1f model s at K = %s) and each step's KV events are applied %.0f wall ms (%.3f model s) after it.",
+          t.speculativeTtlSeconds(), RunTrust.fmt(s.timeScale()), Demo.EVENT_DELAY_WALL_SECONDS * 1000,
+          t.eventDelaySeconds()));
+    }
+    if (r.side().sideSessions() > 0) {
+      notes.add(SimulateCommand.sideNote(r.side()));
+    }
+    StringBuilder accuracy =
+        new StringBuilder("Index accuracy, predicted / engine-reported cached tokens of routed requests, real (sim):");
+    for (int i = 0; i < r.runs().size(); i++) {
+      accuracy.append(
+          String.format(
+              Locale.ROOT, " %s %.3f (%.3f);", r.runs().get(i).figures().policy(), r.accuracy().get(i).ratio(),
+              r.simulatedAccuracy().get(i).ratio()));
+    }
+    notes.add(accuracy.substring(0, accuracy.length() - 1) + ".");
     StringBuilder check = new StringBuilder("Cross-check of the hit rate with the engines' vllm:prefix_cache_hits/queries:");
     for (MeasuredRun m : r.runs()) {
       check.append(

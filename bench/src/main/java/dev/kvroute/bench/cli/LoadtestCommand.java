@@ -247,7 +247,7 @@ public final class LoadtestCommand implements Callable<Integer> {
       Workload w, PromptTokenizer tokenizer, MeasuredRun run, double k, RunReport real, List<String> notes) {
     long capacity = run.engines().isEmpty() ? 0 : run.engines().get(0).kvCapacityTokens();
     Workload simulated = capacity > 0 ? w.withFleet(w.fleet().withKvCapacityTokens(capacity)) : w;
-    SimPolicies p = policyOptions.policies().withRouters(targets.size());
+    SimPolicies p = Demo.asReal(policyOptions.policies().withRouters(targets.size()), k);
     List<String> names = List.of(comparePolicy);
     List<RunReport> range =
         Demo.predict(simulated, tokenizer, p, names, names, k, 3, Math.max(1, Runtime.getRuntime().availableProcessors()));

@@ -8,6 +8,7 @@ import dev.kvroute.bench.sim.SimPolicies;
 import dev.kvroute.bench.sim.Simulator;
 import dev.kvroute.bench.trace.MooncakeWorkload;
 import dev.kvroute.bench.workload.SeedWorkload;
+import dev.kvroute.bench.workload.SideTraffic;
 import dev.kvroute.bench.workload.Workload;
 import dev.kvroute.core.policy.PolicyConfig;
 import dev.kvroute.core.tokenize.PromptTokenizer;
@@ -60,6 +61,18 @@ public final class SimulateCommand implements Callable<Integer> {
   @Option(names = "--diagnostics", description = "Also print each policy's rules, requests per replica and index accuracy.")
   boolean diagnostics;
 
+  @Option(names = "--speculative-ttl", paramLabel = "SECONDS", description = "Model seconds a precise router's speculative entries live (a real router's 2 wall seconds are 2 x K model seconds against engines at time scale K) (default: ${DEFAULT-VALUE}).")
+  double speculativeTtl = SimPolicies.PreciseTiming.DEFAULT.speculativeTtlSeconds();
+
+  @Option(names = "--event-delay", paramLabel = "SECONDS", description = "Model seconds from an engine step to a precise router applying its KV events (default: ${DEFAULT-VALUE}).")
+  double eventDelay = SimPolicies.PreciseTiming.DEFAULT.eventDelaySeconds();
+
+  @Option(names = "--send-jitter", paramLabel = "SECONDS", description = "Delay every request's send by up to this many model seconds (uniform, seeded), as a load driver that falls behind sends late (default: ${DEFAULT-VALUE}).")
+  double sendJitter;
+
+  @Option(names = "--side-load", paramLabel = "SHARE", description = "Traffic no router sees: SHARE one-shot side requests per routed session (e.g. 1), each a new document sent straight to one engine (spread evenly), arriving over 200 model s; the figures are the routed sessions' (default: ${DEFAULT-VALUE}).")
+  double sideLoad;
+
   @Mixin SeedWorkloadOptions.SeedOrTrace seedOptions;
 
   @Mixin PolicyOptions policyOptions;
@@ -88,11 +101,34 @@ public final class SimulateCommand implements Callable<Integer> {
     PromptTokenizer tokenizer = PromptTokenizer.create(Tokenizer.defaultTokenizer());
     Workload w = SeedWorkload.generate(seedOptions.config(), tokenizer);
     long t1 = System.nanoTime();
-    SimPolicies sp = policyOptions.policies().withRouters(routers);
+    SimPolicies sp;
+    try {
+      sp = policyOptions.policies().withRouters(routers)
+          .withPrecise(new SimPolicies.PreciseTiming(speculativeTtl, eventDelay));
+    } catch (IllegalArgumentException e) {
+      System.err.println("kvroute simulate: " + e.getMessage());
+      return 2;
+    }
     List<String> names = withReferences(policies);
     Simulator simulator =
         new Simulator(tokenizer, SingleTokenVocabulary.of(tokenizer.tokenizer()), sp, threads, diagnostics);
-    List<Simulator.Result> results = simulator.runAllDetailed(w, names);
+    SideTraffic side;
+    try {
+      side = SideTraffic.of(w, seedOptions.config(), sideLoad, tokenizer);
+    } catch (IllegalArgumentException e) {
+      System.err.println("kvroute simulate: --side-load: " + e.getMessage());
+      return 2;
+    }
+    if (sendJitter != 0) {
+      try {
+        simulator = simulator.withJitter(new dev.kvroute.bench.sim.SendJitter(sendJitter, 1));
+      } catch (IllegalArgumentException e) {
+        System.err.println("kvroute simulate: --send-jitter: " + e.getMessage());
+        return 2;
+      }
+    }
+    List<Simulator.Result> results =
+        side.sideSessions() == 0 ? simulator.runAllDetailed(w, names) : simulator.runAllDetailed(side, names);
     List<dev.kvroute.bench.report.PolicyFigures> figures = new ArrayList<>();
     for (Simulator.Result r : results) {
       figures.add(r.figures());
@@ -107,6 +143,9 @@ public final class SimulateCommand implements Callable<Integer> {
     if (routers > 1) {
       notes.add(routers + " router replicas, requests split round-robin across them (the oracle is one router); "
           + "P/precise = policy P over the engines' KV events.");
+    }
+    if (side.sideSessions() > 0) {
+      notes.add(sideNote(side));
     }
     for (String n : notes) {
       out.println(n);
@@ -123,6 +162,17 @@ public final class SimulateCommand implements Callable<Integer> {
         new ReportDocument("kvroute simulate: " + w.name() + " workload", notes, report, null);
     reports.write(doc);
     return 0;
+  }
+
+  /** What the side traffic was. */
+  static String sideNote(SideTraffic side) {
+    int replicas = side.workload().fleet().replicas();
+    return String.format(
+        Locale.ROOT,
+        "Side load: %d one-shot requests (a new document each) sent straight to the engines over %.0f model s, "
+            + "%d per engine, which no router sees; the figures are the %d routed sessions' (%d requests).",
+        side.workload().requests() - side.routedRequests(), SideTraffic.WINDOW_SECONDS,
+        (side.sideSessions() + replicas - 1) / replicas, side.routedSessions(), side.routedRequests());
   }
 
   /** {@code names} with round-robin first and the oracle last, each once. */

@@ -1,5 +1,6 @@
 package dev.kvroute.bench.demo;
 
+import dev.kvroute.bench.load.IndexAccuracy;
 import dev.kvroute.bench.load.LoadProgress;
 import dev.kvroute.bench.load.LoadSettings;
 import dev.kvroute.bench.load.LoadTest;
@@ -12,7 +13,9 @@ import dev.kvroute.bench.sim.SimPolicies;
 import dev.kvroute.bench.sim.Simulator;
 import dev.kvroute.bench.workload.SeedWorkload;
 import dev.kvroute.bench.workload.SeedWorkloadConfig;
+import dev.kvroute.bench.workload.SideTraffic;
 import dev.kvroute.bench.workload.Workload;
+import dev.kvroute.core.index.KvEventIndex;
 import dev.kvroute.core.tokenize.PromptTokenizer;
 import dev.kvroute.core.tokenize.SingleTokenVocabulary;
 import dev.kvroute.core.tokenize.Tokenizer;
@@ -63,6 +66,8 @@ public final class Demo {
    * @param warmUp whether to run the short warm-up first
    * @param jitterRuns simulated runs with send times jittered by up to {@link #JITTER_WALL_SECONDS} x K,
    *     besides the exact one, whose range the real run is judged against ({@code >= 0})
+   * @param sideLoad one-shot side requests per routed session sent straight to the engines, which no
+   *     router sees ({@link SideTraffic}; 0: none), in the simulator and for real
    */
   public record Settings(
       SeedWorkloadConfig workload,
@@ -71,8 +76,19 @@ public final class Demo {
       double timeScale,
       int simThreads,
       boolean warmUp,
-      int jitterRuns) {
+      int jitterRuns,
+      double sideLoad) {
+    /** Without side load. */
+    public Settings(
+        SeedWorkloadConfig workload, SimPolicies policies, List<String> policyNames, double timeScale,
+        int simThreads, boolean warmUp, int jitterRuns) {
+      this(workload, policies, policyNames, timeScale, simThreads, warmUp, jitterRuns, 0);
+    }
+
     public Settings {
+      if (!(sideLoad >= 0 && sideLoad <= SideTraffic.MAX_SHARE)) {
+        throw new IllegalArgumentException("sideLoad: " + sideLoad + " (expected: 0.." + SideTraffic.MAX_SHARE + ")");
+      }
       Objects.requireNonNull(workload, "workload");
       Objects.requireNonNull(policies, "policies");
       policyNames = List.copyOf(policyNames);
@@ -98,6 +114,9 @@ public final class Demo {
    *     policies: the range agreement is judged against
    * @param runs each real run's details (engine counters, client errors), in the same order
    * @param realWallSeconds wall time of the real runs (warm-up included)
+   * @param side the routed and side sessions ({@link Settings#sideLoad})
+   * @param accuracy per real run, its routers' predicted against the engines' reported cached tokens
+   * @param simulatedAccuracy per policy of {@code simulated}, the same from the exact simulated run
    */
   public record Result(
       Workload workload,
@@ -105,11 +124,34 @@ public final class Demo {
       RunReport simulated,
       List<RunReport> simulatedRange,
       List<MeasuredRun> runs,
-      double realWallSeconds) {
+      double realWallSeconds,
+      SideTraffic side,
+      List<IndexAccuracy> accuracy,
+      List<IndexAccuracy> simulatedAccuracy) {
     public Result {
       simulatedRange = List.copyOf(simulatedRange);
       runs = List.copyOf(runs);
+      accuracy = List.copyOf(accuracy);
+      simulatedAccuracy = List.copyOf(simulatedAccuracy);
     }
+  }
+
+  /**
+   * Wall seconds from an engine step to a router applying its KV events that the prediction assumes
+   * (the mock's publisher sends each step's batch when the step ends; the subscriber thread decodes and
+   * applies it; loopback in between), times K in model time.
+   */
+  public static final double EVENT_DELAY_WALL_SECONDS = 0.002;
+
+  /**
+   * The simulator's policies for a real run at time scale {@code timeScale}: {@code policies} whose
+   * precise routers see the engines as a real router with the default index settings does (its 2 s
+   * speculative entries and {@link #EVENT_DELAY_WALL_SECONDS} of event delay are wall time, K times as
+   * long in model time).
+   */
+  public static SimPolicies asReal(SimPolicies policies, double timeScale) {
+    return policies.withPrecise(
+        SimPolicies.PreciseTiming.ofWallClock(KvEventIndex.Settings.DEFAULT, timeScale, EVENT_DELAY_WALL_SECONDS));
   }
 
   private Demo() {}
@@ -129,10 +171,19 @@ public final class Demo {
         Locale.ROOT, "workload %s: %d sessions, %d requests, %d replicas with %,d tokens of KV cache each%n",
         w.name(), w.sessions().size(), w.requests(), w.fleet().replicas(), w.fleet().kvCapacityTokens());
 
+    SideTraffic side = SideTraffic.of(w, s.workload(), s.sideLoad(), tokenizer);
+    if (side.sideSessions() > 0) {
+      log.printf(
+          Locale.ROOT, "side load: %d one-shot requests straight to the engines, which no router sees%n",
+          side.sideSessions());
+    }
     List<String> simNames = new ArrayList<>(s.policyNames());
     simNames.add(SimPolicies.ORACLE);
-    List<RunReport> range =
-        predict(w, tokenizer, s.policies(), simNames, s.policyNames(), s.timeScale(), s.jitterRuns(), s.simThreads());
+    Prediction prediction =
+        predictDetailed(
+            side, tokenizer, asReal(s.policies(), s.timeScale()), simNames, s.policyNames(), s.timeScale(),
+            s.jitterRuns(), s.simThreads());
+    List<RunReport> range = prediction.range();
     RunReport simulated = range.get(0);
     log.printf(Locale.ROOT, "simulator prediction ready (exact and %d jittered runs)%n", s.jitterRuns());
 
@@ -142,13 +193,15 @@ public final class Demo {
     }
     List<MeasuredRun> runs = new ArrayList<>();
     List<PolicyFigures> figures = new ArrayList<>();
+    List<IndexAccuracy> accuracy = new ArrayList<>();
     for (String policy : s.policyNames()) {
       try (BundledFleet fleet = BundledFleet.start(w.fleet(), policy, s.policies(), s.timeScale(), tokenizer)) {
         MeasuredRun run =
             LoadTest.run(
-                w, LoadSettings.of(fleet.routerUri(), s.timeScale(), null).withTargets(fleet.routerUris()),
+                side, LoadSettings.of(fleet.routerUri(), s.timeScale(), null).withTargets(fleet.routerUris()),
                 fleet.engineUris(), policy,
                 progress.apply(policy));
+        accuracy.add(IndexAccuracy.scrape(fleet.routerUris()));
         runs.add(run);
         figures.add(run.figures());
         if (run.load().errors() > 0) {
@@ -157,7 +210,44 @@ public final class Demo {
       }
     }
     double wall = (System.nanoTime() - t0) / 1e9;
-    return new Result(w, new RunReport(w.name(), s.timeScale(), figures), simulated, range, runs, wall);
+    return new Result(
+        w, new RunReport(w.name(), s.timeScale(), figures), simulated, range, runs, wall, side, accuracy,
+        prediction.accuracy());
+  }
+
+  /**
+   * The simulator's prediction and its exact run's index accuracy.
+   *
+   * @param range the exact run of every simulated policy, then the jittered runs ({@link #predict})
+   * @param accuracy per policy of the exact run, predicted against actual cached tokens
+   */
+  public record Prediction(List<RunReport> range, List<IndexAccuracy> accuracy) {}
+
+  /**
+   * As {@link #predict}, for {@code traffic}'s routed sessions with its side sessions sent straight to
+   * the engines, with the exact run's index accuracy.
+   */
+  public static Prediction predictDetailed(
+      SideTraffic traffic, PromptTokenizer tokenizer, SimPolicies policies, List<String> simNames,
+      List<String> jitteredNames, double timeScale, int jitterRuns, int threads) {
+    Simulator simulator =
+        new Simulator(tokenizer, SingleTokenVocabulary.of(tokenizer.tokenizer()), policies, threads);
+    List<PolicyFigures> exact = new ArrayList<>();
+    List<IndexAccuracy> accuracy = new ArrayList<>();
+    for (Simulator.Result r : simulator.runAllDetailed(traffic, simNames)) {
+      exact.add(r.figures());
+      accuracy.add(new IndexAccuracy(r.diagnostics().predictedCachedTokens(), r.diagnostics().actualCachedTokens()));
+    }
+    List<RunReport> range = new ArrayList<>(List.of(new RunReport(traffic.workload().name(), null, exact)));
+    for (long seed = 1; seed <= jitterRuns; seed++) {
+      SendJitter jitter = new SendJitter(JITTER_WALL_SECONDS * timeScale, seed);
+      List<PolicyFigures> jittered = new ArrayList<>();
+      for (Simulator.Result r : simulator.withJitter(jitter).runAllDetailed(traffic, jitteredNames)) {
+        jittered.add(r.figures());
+      }
+      range.add(new RunReport(traffic.workload().name(), null, jittered));
+    }
+    return new Prediction(range, accuracy);
   }
 
   /**

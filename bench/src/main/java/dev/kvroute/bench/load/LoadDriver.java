@@ -5,6 +5,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.kvroute.bench.workload.ChatRequests;
 import dev.kvroute.bench.workload.Conversation;
 import dev.kvroute.bench.workload.Session;
+import dev.kvroute.bench.workload.SideTraffic;
 import dev.kvroute.bench.workload.Turn;
 import dev.kvroute.bench.workload.Workload;
 import java.io.IOException;
@@ -13,6 +14,7 @@ import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.time.Duration;
+import java.util.List;
 import java.util.Map;
 import java.util.function.IntFunction;
 
@@ -64,6 +66,26 @@ public final class LoadDriver {
     }
   }
 
+  /**
+   * Runs {@code traffic}'s workload: its routed sessions through {@code settings}' routers, its side
+   * sessions straight to their engine in {@code engines} (fleet order), which no router sees. The
+   * figures and records are the routed sessions'; the side traffic's are {@link LoadResult#side}.
+   *
+   * @throws IOException if the model cannot be discovered from {@code /v1/models}
+   * @throws InterruptedException if interrupted while waiting (the run's connections are closed)
+   */
+  public static LoadResult run(SideTraffic traffic, LoadSettings settings, List<URI> engines, LoadProgress progress)
+      throws IOException, InterruptedException {
+    if (traffic.sideSessions() > 0 && engines.size() != traffic.workload().fleet().replicas()) {
+      throw new IllegalArgumentException(
+          "engines: " + engines.size() + " (expected: the fleet's " + traffic.workload().fleet().replicas() + ")");
+    }
+    String model = settings.model() != null ? settings.model() : discoverModel(settings.target());
+    try (Run run = new Run(traffic.workload(), settings, session -> model, progress, traffic, engines)) {
+      return run.execute();
+    }
+  }
+
   /** The first model id the server's {@code GET /v1/models} lists. */
   static String discoverModel(URI target) throws IOException, InterruptedException {
     HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(10)).build();
@@ -87,11 +109,23 @@ public final class LoadDriver {
     final IntFunction<String> model;
     final LoadRun run;
 
+    /** Which sessions bypass the routers, or null (all routed). */
+    final SideTraffic side;
+
     Run(Workload workload, LoadSettings settings, IntFunction<String> model, LoadProgress progress) {
+      this(workload, settings, model, progress, null, List.of());
+    }
+
+    Run(
+        Workload workload, LoadSettings settings, IntFunction<String> model, LoadProgress progress, SideTraffic side,
+        List<URI> engines) {
       this.workload = workload;
       this.model = model;
+      this.side = side;
       this.run =
-          new LoadRun(settings, "kvroute-load-timer", workload.sessions().size(), workload.requests(), progress);
+          new LoadRun(
+              settings, "kvroute-load-timer", workload.sessions().size(),
+              side == null ? workload.requests() : side.routedRequests(), progress, engines);
     }
 
     LoadResult execute() throws InterruptedException {
@@ -111,8 +145,9 @@ public final class LoadDriver {
       Turn turn = c.currentTurn();
       byte[] body =
           ChatRequests.body(model.apply(s.index()), s.key(), c.nextRequest(), turn.replyTokens(), s.requestSeed(c.turn()));
+      int direct = side == null ? -1 : side.engineOf(s.index());
       StreamedReply.post(
-          run.nextClient(),
+          direct >= 0 ? run.direct(direct) : run.nextClient(),
           "/v1/chat/completions",
           Map.of(ChatRequests.SESSION_HEADER, s.key()),
           body,
@@ -131,7 +166,11 @@ public final class LoadDriver {
     }
 
     private void completed(Conversation c, ChatStreamReader r, long sentNanos, String backend) {
-      run.completed(c.session().index(), c.turn(), r, sentNanos, backend);
+      if (side != null && !side.routed(c.session().index())) {
+        run.completedSide(r, sentNanos);
+      } else {
+        run.completed(c.session().index(), c.turn(), r, sentNanos, backend);
+      }
       double think = c.currentTurn().thinkSeconds();
       c.reply(r.text());
       if (c.done()) {

@@ -22,6 +22,8 @@ import java.util.Map;
  * @param p99SendLateMillis the 99th percentile of how late requests were sent after their scheduled
  *     wall times
  * @param requests every completed request, in completion order
+ * @param side the side traffic's figures (requests sent straight to an engine, bypassing the routers;
+ *     none when the run had no side traffic), kept out of {@code figures} and {@code requests}
  */
 public record LoadResult(
     FiguresRecorder figures,
@@ -32,7 +34,8 @@ public record LoadResult(
     double wallSeconds,
     double maxSendLateMillis,
     double p99SendLateMillis,
-    List<RequestRecord> requests) {
+    List<RequestRecord> requests,
+    FiguresRecorder side) {
   public LoadResult {
     requests = List.copyOf(requests);
     errorSamples = List.copyOf(errorSamples);

@@ -36,6 +36,9 @@ final class LoadRun implements AutoCloseable {
   /** One client per router replica ({@link LoadSettings#targets}); {@code client} is the first. */
   private final List<StreamingHttpClient> clients = new ArrayList<>();
   private final AtomicLong sends = new AtomicLong();
+  /** One client per engine, for side traffic that bypasses the routers; empty without it. */
+  private final List<StreamingHttpClient> directClients = new ArrayList<>();
+  private final FiguresRecorder side = new FiguresRecorder();
   private final double timeScale;
   private final LoadProgress progress;
   private final long totalRequests;
@@ -59,6 +62,18 @@ final class LoadRun implements AutoCloseable {
    * @param totalRequests requests in the workload, for the progress display
    */
   LoadRun(LoadSettings settings, String timerThread, int units, long totalRequests, LoadProgress progress) {
+    this(settings, timerThread, units, totalRequests, progress, List.of());
+  }
+
+  /**
+   * As above, with a client per engine in {@code engines} for side traffic ({@link #direct}).
+   */
+  LoadRun(
+      LoadSettings settings, String timerThread, int units, long totalRequests, LoadProgress progress,
+      List<java.net.URI> engines) {
+    for (java.net.URI e : engines) {
+      directClients.add(new StreamingHttpClient(e, settings.ioThreads(), settings.requestTimeout().toNanos()));
+    }
     this.timeScale = settings.timeScale();
     this.progress = progress;
     this.totalRequests = totalRequests;
@@ -105,6 +120,22 @@ final class LoadRun implements AutoCloseable {
    */
   StreamingHttpClient nextClient() {
     return clients.size() == 1 ? client : clients.get((int) (sends.getAndIncrement() % clients.size()));
+  }
+
+  /**
+   * The client of engine {@code engine}, for a side-traffic request sent straight to it (not counted
+   * in the routers' round-robin split).
+   *
+   * @throws IndexOutOfBoundsException if the run was given no such engine
+   */
+  StreamingHttpClient direct(int engine) {
+    return directClients.get(engine);
+  }
+
+  /** Records a completed side-traffic request: its usage in {@link LoadResult#side}, nothing else. */
+  void completedSide(ChatStreamReader r, long sentNanos) {
+    int cached = Math.max(0, Math.min(r.cachedTokens(), r.promptTokens()));
+    side.record(r.promptTokens(), cached, (r.firstContentNanos() - sentNanos) / 1e9 * timeScale);
   }
 
   /** The wall nanoseconds that {@code modelSeconds} take. */
@@ -177,7 +208,7 @@ final class LoadRun implements AutoCloseable {
     }
     return new LoadResult(
         figures, errors.sum(), errorSamples, cachedUnreported.sum(), backends, wall, maxLateNanos.get() / 1e6,
-        sendLateMicros.getValueAtPercentile(99) / 1e3, done);
+        sendLateMicros.getValueAtPercentile(99) / 1e3, done, side);
   }
 
   private void report() {
@@ -190,6 +221,9 @@ final class LoadRun implements AutoCloseable {
   public void close() {
     timers.shutdownNow();
     for (StreamingHttpClient c : clients) {
+      c.close();
+    }
+    for (StreamingHttpClient c : directClients) {
       c.close();
     }
   }

@@ -49,6 +49,22 @@ public final class LoadTest {
   }
 
   /**
+   * Sends {@code traffic}'s routed sessions to {@code settings}' routers and its side sessions straight
+   * to their engines ({@link LoadDriver#run(dev.kvroute.bench.workload.SideTraffic, LoadSettings, List,
+   * LoadProgress)}), and measures the routed ones as policy {@code label}.
+   *
+   * @param engines base URLs of the fleet's engines, in fleet order (side traffic goes to them, their
+   *     {@code /metrics} is read)
+   * @throws IOException if an engine's metrics or the target's model list cannot be read
+   * @throws InterruptedException if interrupted
+   */
+  public static MeasuredRun run(
+      dev.kvroute.bench.workload.SideTraffic traffic, LoadSettings settings, List<URI> engines, String label,
+      LoadProgress progress) throws IOException, InterruptedException {
+    return measure(engines, label, () -> LoadDriver.run(traffic, settings, engines, progress));
+  }
+
+  /**
    * Sends an open-loop {@code workload} ({@link OpenLoopDriver}) to {@code settings.target()} and
    * measures it as policy {@code label}.
    *

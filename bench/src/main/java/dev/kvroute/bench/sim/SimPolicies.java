@@ -47,6 +47,9 @@ import java.util.function.ToIntFunction;
  * @param routers router replicas in front of the fleet, each with its own index, load tracker and
  *     policy state; request {@code n} of the run goes to router {@code n mod routers} (a round-robin
  *     split, so a session's turns visit every router). The oracle is one router whatever this says
+ * @param timing how precise routers see the engines' events: the speculative entries' lifetime and
+ *     the events' delivery delay, in model seconds ({@link PreciseTiming#DEFAULT}: llm-d's 2 s, no
+ *     delay)
  *
  * <p>A policy name with the suffix {@link #PRECISE_SUFFIX} ({@code cache-aware/precise}) runs the
  * policy over router-core's {@link KvEventIndex precise index}: each router's view of each engine
@@ -54,7 +57,7 @@ import java.util.function.ToIntFunction;
  * decoded by a {@link KvEventStream}, as a real router's subscriber does, at the end of the engine step
  * that produced them (no network delay).
  */
-public record SimPolicies(PolicyConfig config, long seed, boolean indexReplies, int routers) {
+public record SimPolicies(PolicyConfig config, long seed, boolean indexReplies, int routers, PreciseTiming timing) {
   /** The simulator-only reference policy. */
   public static final String ORACLE = Policies.ORACLE;
 
@@ -70,9 +73,15 @@ public record SimPolicies(PolicyConfig config, long seed, boolean indexReplies, 
 
   public SimPolicies {
     Objects.requireNonNull(config, "config");
+    Objects.requireNonNull(timing, "timing");
     if (routers < 1 || routers > 64) {
       throw new IllegalArgumentException("routers: " + routers + " (expected: 1..64)");
     }
+  }
+
+  /** Precise routers with llm-d's 2 s speculative entries and events delivered without delay. */
+  public SimPolicies(PolicyConfig config, long seed, boolean indexReplies, int routers) {
+    this(config, seed, indexReplies, routers, PreciseTiming.DEFAULT);
   }
 
   /** One router. */
@@ -82,7 +91,56 @@ public record SimPolicies(PolicyConfig config, long seed, boolean indexReplies, 
 
   /** A copy with {@code n} router replicas splitting the requests round-robin. */
   public SimPolicies withRouters(int n) {
-    return new SimPolicies(config, seed, indexReplies, n);
+    return new SimPolicies(config, seed, indexReplies, n, timing);
+  }
+
+  /** A copy whose precise routers see the engines' events with {@code timing}. */
+  public SimPolicies withPrecise(PreciseTiming timing) {
+    return new SimPolicies(config, seed, indexReplies, routers, timing);
+  }
+
+  /**
+   * How a precise router's view of an engine lags the engine, in model seconds.
+   *
+   * <p>A real router's speculative entries live {@code 2 s} of its own wall clock (llm-d's TTL), and
+   * each batch of events reaches it some wall time after the engine's step produced it (the
+   * publisher's send, loopback, the subscriber's decode). Against engines at time scale K, both are K
+   * times as long in model time; {@link #ofWallClock} converts.
+   *
+   * @param speculativeTtlSeconds model seconds a routed prompt's pages count as held before the
+   *     engine's events confirm them (0: no speculation)
+   * @param eventDelaySeconds model seconds from the end of the engine step that produced a batch to
+   *     the router applying it
+   */
+  public record PreciseTiming(double speculativeTtlSeconds, double eventDelaySeconds) {
+    /** llm-d's 2 s speculative entries, events applied at the end of their step. */
+    public static final PreciseTiming DEFAULT = new PreciseTiming(2, 0);
+
+    public PreciseTiming {
+      if (!(speculativeTtlSeconds >= 0) || Double.isInfinite(speculativeTtlSeconds)) {
+        throw new IllegalArgumentException("speculativeTtlSeconds: " + speculativeTtlSeconds + " (expected: >= 0)");
+      }
+      if (!(eventDelaySeconds >= 0) || Double.isInfinite(eventDelaySeconds)) {
+        throw new IllegalArgumentException("eventDelaySeconds: " + eventDelaySeconds + " (expected: >= 0)");
+      }
+    }
+
+    /**
+     * What a real router with {@code settings} (wall-clock TTL) sees of engines at time scale {@code
+     * timeScale}, its events arriving {@code eventDelayWallSeconds} after their step: both times K.
+     */
+    public static PreciseTiming ofWallClock(
+        KvEventIndex.Settings settings, double timeScale, double eventDelayWallSeconds) {
+      return new PreciseTiming(
+          settings.speculativeTtl().toNanos() / 1e9 * timeScale, eventDelayWallSeconds * timeScale);
+    }
+
+    /** The index settings a simulated router runs with (its ticker reads model time). */
+    KvEventIndex.Settings settings() {
+      return new KvEventIndex.Settings(
+          java.time.Duration.ofNanos(Math.round(speculativeTtlSeconds * 1e9)),
+          KvEventIndex.Settings.DEFAULT.staleAfter());
+    }
   }
 
   /** Whether {@code name} runs over the precise index. */
@@ -108,11 +166,11 @@ public record SimPolicies(PolicyConfig config, long seed, boolean indexReplies, 
   }
 
   public SimPolicies withConfig(PolicyConfig newConfig) {
-    return new SimPolicies(newConfig, seed, indexReplies, routers);
+    return new SimPolicies(newConfig, seed, indexReplies, routers, timing);
   }
 
   public SimPolicies withIndexReplies(boolean newIndexReplies) {
-    return new SimPolicies(config, seed, newIndexReplies, routers);
+    return new SimPolicies(config, seed, newIndexReplies, routers, timing);
   }
 
   /** @throws IllegalArgumentException if {@code name} is not a known policy */
@@ -135,7 +193,7 @@ public record SimPolicies(PolicyConfig config, long seed, boolean indexReplies, 
       RoutingPolicy policy = Policies.create(policyOf(name), config, new SplittableRandom(seed + r));
       PrefixIndex index = PrefixIndex.radix(fleet.spec().blockSizeTokens(), fleet.clock());
       if (precise(name)) {
-        index = KvEventIndex.create(index, fleet.clock(), KvEventIndex.Settings.DEFAULT);
+        index = KvEventIndex.create(index, fleet.clock(), timing.settings());
       }
       RouterCore core = RouterCore.create(policy, tokenizer, index, LoadTracker.create());
       for (BackendId b : fleet.backends()) {
@@ -144,7 +202,9 @@ public record SimPolicies(PolicyConfig config, long seed, boolean indexReplies, 
           events.enableEvents(b);
         }
       }
-      replicas.add(new CoreRouter(core, fleet, indexReplies, fleet.clock(), config.balanceAbsThreshold()));
+      replicas.add(
+          new CoreRouter(core, fleet, indexReplies, fleet.clock(), config.balanceAbsThreshold(),
+              Simulation.secondsToNanos(timing.eventDelaySeconds())));
     }
     return replicas.size() == 1 ? replicas.get(0) : new SplitRouter(replicas);
   }
@@ -264,13 +324,25 @@ public record SimPolicies(PolicyConfig config, long seed, boolean indexReplies, 
     private final boolean indexReplies;
     private final SimFleet.Models models;
     private final long maxExtraInFlight;
+    private final VirtualClock clock;
 
     /** Per engine, the decoding stream a subscriber would run; empty without a precise index. */
     private final List<KvEventStream> streams = new ArrayList<>();
     private final List<long[]> nextSeq = new ArrayList<>();
     private final KvEventEncoder encoder = new KvEventEncoder(KvEventLayout.CURRENT, BlockHashFormat.INT);
+    /** Model nanoseconds from a batch's step to its application. */
+    private final long eventDelayNanos;
+    /** Batches produced and not yet applied, in production order (due times are nondecreasing). */
+    private final java.util.ArrayDeque<PendingBatch> pending = new java.util.ArrayDeque<>();
 
-    CoreRouter(RouterCore core, SimFleet fleet, boolean indexReplies, VirtualClock clock, long maxExtraInFlight) {
+    /** A batch on its way to the router: applied at {@code dueNanos}. */
+    private record PendingBatch(long dueNanos, int replica, long stepNanos, List<KvCacheEvent> events) {}
+
+    CoreRouter(
+        RouterCore core, SimFleet fleet, boolean indexReplies, VirtualClock clock, long maxExtraInFlight,
+        long eventDelayNanos) {
+      this.eventDelayNanos = eventDelayNanos;
+      this.clock = clock;
       this.core = core;
       this.backends = fleet.backends();
       this.indexReplies = indexReplies;
@@ -290,13 +362,35 @@ public record SimPolicies(PolicyConfig config, long seed, boolean indexReplies, 
       if (streams.isEmpty()) {
         return;
       }
-      // ts = the virtual time, so the index's lag is 0 (the simulator has no network)
-      byte[] payload = encoder.encode(nowNanos / 1e9, events, 0);
+      if (eventDelayNanos == 0) {
+        deliver(replica, nowNanos, events);
+        return;
+      }
+      pending.addLast(new PendingBatch(nowNanos + eventDelayNanos, replica, nowNanos, events));
+    }
+
+    /**
+     * Applies the batches due by now: the view is read only when routing, so applying them then is
+     * the same as applying each at its due time.
+     */
+    private void deliverDue() {
+      long now = clock.nanos();
+      PendingBatch b;
+      while ((b = pending.peekFirst()) != null && b.dueNanos() <= now) {
+        pending.pollFirst();
+        deliver(b.replica(), b.stepNanos(), b.events());
+      }
+    }
+
+    private void deliver(int replica, long stepNanos, List<KvCacheEvent> events) {
+      // ts = the step's virtual time; the index's lag is the delivery delay
+      byte[] payload = encoder.encode(stepNanos / 1e9, events, 0);
       streams.get(replica).onMessage(nextSeq.get(replica)[0]++, payload);
     }
 
     @Override
     public Routed route(RequestView view, java.util.function.IntPredicate allowed) {
+      deliverDue();
       if (models != null) {
         return route(view);
       }
@@ -314,6 +408,7 @@ public record SimPolicies(PolicyConfig config, long seed, boolean indexReplies, 
 
     @Override
     public Routed route(RequestView view) {
+      deliverDue();
       if (models == null) {
         RouterCore.Routed r = core.route(view, backends);
         return new Routed(

@@ -45,6 +45,11 @@ final class SimRequests<C> implements EngineListener {
     long ttftNanos = -1;
     /** Prompt tokens the engine found in its cache, known at the first token. */
     int cachedTokens;
+    /**
+     * Whether the request bypassed the routers (side traffic, {@code SideTraffic}): sent straight to
+     * {@code routed.replica()}, without a lease or a rule, left out of the figures and records.
+     */
+    boolean side;
 
     /**
      * @param client what the simulation keeps for the request's client
@@ -71,6 +76,9 @@ final class SimRequests<C> implements EngineListener {
   private final EnumMap<Rule, Long> rules = new EnumMap<>(Rule.class);
   private long predictedCached;
   private long actualCached;
+  private long sideRequests;
+  private long sidePromptTokens;
+  private long sideCachedTokens;
 
   /**
    * @param router the policy's router, told of every finish
@@ -85,6 +93,10 @@ final class SimRequests<C> implements EngineListener {
 
   /** Counts {@code request}, just routed, and tracks it as engine request {@code id}. */
   void sent(long id, InFlight<C> request) {
+    if (request.side) {
+      inFlight.put(id, request);
+      return;
+    }
     requestsPerReplica[request.routed.replica()]++;
     rules.merge(request.routed.rule(), 1L, Long::sum);
     inFlight.put(id, request);
@@ -95,7 +107,9 @@ final class SimRequests<C> implements EngineListener {
     InFlight<C> f = inFlight.get(requestId);
     f.ttftNanos = nowNanos - f.sentNanos;
     f.cachedTokens = cachedTokens;
-    f.routed.lease().firstToken();
+    if (!f.side) {
+      f.routed.lease().firstToken();
+    }
   }
 
   @Override
@@ -107,6 +121,13 @@ final class SimRequests<C> implements EngineListener {
     if (!EngineRequest.LENGTH.equals(reason)) {
       throw new IllegalStateException(
           "request " + requestId + " on replica " + f.routed.replica() + " ended with " + reason);
+    }
+    if (f.side) {
+      sideRequests++;
+      sidePromptTokens += f.routed.promptTokens().length;
+      sideCachedTokens += f.cachedTokens;
+      finish.finished(f, nowNanos);
+      return;
     }
     // as the proxy does with usage.prompt_tokens_details.cached_tokens (index.correctFromUsage)
     f.routed.lease().releaseReported(f.cachedTokens);
@@ -159,6 +180,16 @@ final class SimRequests<C> implements EngineListener {
   /** Sum over finished requests of the cached tokens the policy credited the chosen replica with. */
   long predictedCachedTokens() {
     return predictedCached;
+  }
+
+  /** Side-traffic requests finished (they are not in the figures). */
+  long sideRequests() {
+    return sideRequests;
+  }
+
+  /** The side traffic's prompt tokens served from cache over its prompt tokens, or 0 without any. */
+  double sideHitRate() {
+    return sidePromptTokens == 0 ? 0 : (double) sideCachedTokens / sidePromptTokens;
   }
 
   /** Sum over finished requests of the prompt tokens the chosen replica served from its cache. */

@@ -8,6 +8,8 @@ import dev.kvroute.bench.workload.ChatRequests;
 import dev.kvroute.bench.workload.Conversation;
 import dev.kvroute.bench.workload.ModelPlan;
 import dev.kvroute.bench.workload.Session;
+import dev.kvroute.bench.workload.SideTraffic;
+import dev.kvroute.core.tokenize.PromptTokenizer;
 import dev.kvroute.bench.workload.Turn;
 import dev.kvroute.bench.workload.Workload;
 import dev.kvroute.core.request.RequestView;
@@ -74,6 +76,10 @@ final class Simulation {
   private final long loraScrapeNanos;
   /** Model time of the router's next read of the adapter slots, or {@link Long#MAX_VALUE}. */
   private long nextScrapeNanos = Long.MAX_VALUE;
+  /** Which sessions bypass the router, or null (all routed). */
+  private SideTraffic side;
+  /** Tokenizes the side traffic's prompts (the router's tokenizer), or null. */
+  private PromptTokenizer sideTokenizer;
 
   private record ClientEvent(long timeNanos, long seq, Conversation conversation) {}
 
@@ -196,6 +202,35 @@ final class Simulation {
     }
   }
 
+  /**
+   * Sends {@code traffic}'s side sessions straight to their engines instead of through the router
+   * (call before {@link #run}; the workload must be {@code traffic.workload()}). Their prompts are
+   * tokenized with {@code tokenizer}, as the engine's own tokenizer would; the router neither routes
+   * them nor learns of their finish, though a precise router reads their KV events like any other.
+   * They are left out of the figures and diagnostics.
+   */
+  Simulation sideTraffic(SideTraffic traffic, PromptTokenizer tokenizer) {
+    if (traffic.workload() != workload) {
+      throw new IllegalArgumentException("side traffic: another workload (expected: this simulation's)");
+    }
+    if (plan != null) {
+      throw new IllegalArgumentException("side traffic: a multi-model run (expected: one model)");
+    }
+    this.side = traffic;
+    this.sideTokenizer = tokenizer;
+    return this;
+  }
+
+  /** Side-traffic requests finished, after {@link #run}. */
+  long sideRequests() {
+    return requests.sideRequests();
+  }
+
+  /** The side traffic's hit rate, after {@link #run}. */
+  double sideHitRate() {
+    return requests.sideHitRate();
+  }
+
   /** Runs every session to its end and returns the policy's figures. */
   PolicyFigures run(String policy) {
     for (Session s : workload.sessions()) {
@@ -255,6 +290,11 @@ final class Simulation {
         ChatRequests.viewOfSegments(
             model == null ? MODEL : model.served(), session.key(), conversation.nextRequestSegments(),
             turn.replyTokens());
+    int direct = side == null ? -1 : side.engineOf(session.index());
+    if (direct >= 0) {
+      sendDirect(conversation, view, direct, now);
+      return;
+    }
     SimRouter.Routed routed = router.route(view);
     int replica = routed.replica();
     if (model != null && !plan.replicaModels().get(replica).equals(model.base())) {
@@ -300,6 +340,28 @@ final class Simulation {
         now);
   }
 
+  /** A side session's request, straight to engine {@code replica}: no router, no lease. */
+  private void sendDirect(Conversation conversation, RequestView view, int replica, long now) {
+    Session session = conversation.session();
+    Turn turn = conversation.currentTurn();
+    SimRouter.Routed routed = new SimRouter.Routed(replica, sideTokenizer.tokenize(view), null, null, 0);
+    SplittableRandom random = new SplittableRandom(session.requestSeed(conversation.turn()));
+    int[] indices = new int[turn.replyTokens()];
+    for (int i = 0; i < indices.length; i++) {
+      indices[i] = random.nextInt(vocabulary.size());
+    }
+    long id = nextRequestId++;
+    SimRequests.InFlight<Reply> f =
+        new SimRequests.InFlight<>(
+            new Reply(conversation, vocabulary.text(indices)), session.index(), conversation.turn(), routed, now,
+            vocabulary.tokenIds(indices));
+    f.side = true;
+    requests.sent(id, f);
+    LoraGate gate = gates.get(replica);
+    gate.advanceTo(now, listeners.get(replica));
+    gate.submit(new EngineRequest(id, routed.promptTokens(), f.outputTokens, EngineRequest.LENGTH, null), now);
+  }
+
   /** Schedules the conversation's next request at {@code timeNanos} plus the send jitter. */
   private void schedule(long timeNanos, Conversation conversation) {
     long jitter = jitterNanos > 0 ? (long) (jitterRandom.nextDouble() * jitterNanos) : 0;
@@ -312,6 +374,15 @@ final class Simulation {
 
   /** Counts a finished request's prediction error and schedules its conversation's next turn. */
   private void finished(SimRequests.InFlight<Reply> f, long nowNanos) {
+    if (f.side) {
+      Conversation c = f.client.conversation();
+      double think = c.currentTurn().thinkSeconds();
+      c.reply(f.client.text());
+      if (!c.done()) {
+        schedule(nowNanos + secondsToNanos(think), c);
+      }
+      return;
+    }
     int predicted = f.routed.predictedCachedTokens();
     if (predicted > f.cachedTokens + blockSize) {
       overPredicted++;

@@ -3,6 +3,7 @@ package dev.kvroute.bench.sim;
 import dev.kvroute.bench.report.PolicyFigures;
 import dev.kvroute.bench.report.RunReport;
 import dev.kvroute.bench.workload.ModelPlan;
+import dev.kvroute.bench.workload.SideTraffic;
 import dev.kvroute.bench.workload.Workload;
 import dev.kvroute.core.tokenize.PromptTokenizer;
 import dev.kvroute.core.tokenize.SingleTokenVocabulary;
@@ -118,6 +119,33 @@ public final class Simulator {
             workload, vocabulary, fleet -> policies.router(policy, fleet, tokenizer), diagnose, jitter);
     PolicyFigures f = sim.run(policy);
     return new Result(f, sim.diagnostics(policy));
+  }
+
+  /**
+   * Simulates {@code traffic}'s workload under {@code policy}, its side sessions sent straight to
+   * their engines (no router sees them); figures and diagnostics are the routed sessions'.
+   *
+   * @throws IllegalArgumentException if the policy name is unknown
+   */
+  public Result runDetailed(SideTraffic traffic, String policy) {
+    policies.check(policy);
+    Simulation sim =
+        new Simulation(
+                traffic.workload(), vocabulary, fleet -> policies.router(policy, fleet, tokenizer), diagnose, jitter)
+            .sideTraffic(traffic, tokenizer);
+    PolicyFigures f = sim.run(policy);
+    return new Result(f, sim.diagnostics(policy));
+  }
+
+  /**
+   * As {@link #runAllDetailed(Workload, List)} with {@code traffic}'s side sessions bypassing the
+   * routers ({@link #runDetailed(SideTraffic, String)}).
+   *
+   * @throws IllegalArgumentException if a policy name is unknown
+   */
+  public List<Result> runAllDetailed(SideTraffic traffic, List<String> policyNames) {
+    policyNames.forEach(policies::check);
+    return PolicyRuns.inParallel(policyNames, threads, p -> runDetailed(traffic, p));
   }
 
   /**
