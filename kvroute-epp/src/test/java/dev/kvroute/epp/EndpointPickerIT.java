@@ -488,6 +488,29 @@ final class EndpointPickerIT {
     big.complete();
   }
 
+  /** Break test: a garbage priority header was read as 0, a bad body priority ignored; both are 400 now. */
+  @Test
+  void garbagePriorityHeaderAndBadBodyPriorityAre400() throws Exception {
+    String chat = chat(List.<String[]>of(new String[] {"user", "hi"}), 1, false);
+    FakeEnvoy.Exchange x = envoy.open();
+    x.requestHeaders("/v1/chat/completions", Map.of("x-kvroute-priority", "abc"), null, false);
+    x.requestBodyInChunks(chat.getBytes(StandardCharsets.UTF_8), 1);
+    ProcessingResponse r = x.next();
+    assertThat(r.getImmediateResponse().getStatus().getCodeValue()).isEqualTo(400);
+    assertThat(JSON.readTree(r.getImmediateResponse().getBody().toStringUtf8()).at("/error/message").asText())
+        .startsWith("x-kvroute-priority: \"abc\" (expected: a decimal integer");
+    x.complete();
+
+    FakeEnvoy.Exchange y = envoy.open();
+    y.requestHeaders("/v1/chat/completions", Map.of(), null, false);
+    y.requestBodyInChunks(chat.replaceFirst("\\{", "{\"priority\":1.5,").getBytes(StandardCharsets.UTF_8), 1);
+    ProcessingResponse q = y.next();
+    assertThat(q.getImmediateResponse().getStatus().getCodeValue()).isEqualTo(400);
+    assertThat(JSON.readTree(q.getImmediateResponse().getBody().toStringUtf8()).at("/error/param").asText())
+        .isEqualTo("priority");
+    y.complete();
+  }
+
   @Test
   void requestTrailers_endTheBodyAndAreAnswered() throws Exception {
     FakeEnvoy.Exchange x = envoy.open();

@@ -223,6 +223,11 @@ public final class EndpointPicker implements AutoCloseable {
       return Pick.error(this, 503, "no ready endpoint", null, retryAfter);
     }
     if (endpoint != null) {
+      InvalidRequestException badHeaders = RequestChecks.generation(header, config.admission().priorityHeader());
+      if (badHeaders != null) {
+        metrics.rejected(tag);
+        return Pick.error(this, 400, badHeaders.getMessage(), badHeaders.param(), -1);
+      }
       try {
         view = parser.parse(endpoint, body, header);
       } catch (InvalidRequestException e) {

@@ -273,7 +273,7 @@ final class ProxyHandler extends ChannelInboundHandlerAdapter {
             HttpHeaderNames.ALLOW, "POST");
         return;
       }
-      InvalidRequestException badHeaders = RequestChecks.generation(req.headers(), px.config().admission().priorityHeader());
+      InvalidRequestException badHeaders = RequestChecks.generation(req.headers()::get, px.config().admission().priorityHeader());
       if (badHeaders != null) {
         rejectLocally(req, HttpResponseStatus.BAD_REQUEST, badHeaders.getMessage(), badHeaders.param(), tag);
         return;

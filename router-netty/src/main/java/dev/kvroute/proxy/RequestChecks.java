@@ -2,8 +2,8 @@ package dev.kvroute.proxy;
 
 import dev.kvroute.core.request.InvalidRequestException;
 import dev.kvroute.core.request.JsonContentType;
-import io.netty.handler.codec.http.HttpHeaderNames;
-import io.netty.handler.codec.http.HttpHeaders;
+import java.util.Locale;
+import java.util.function.Function;
 
 /**
  * Header checks of a generation request ({@code /v1/chat/completions}, {@code /v1/completions},
@@ -27,15 +27,16 @@ final class RequestChecks {
   /**
    * The first failed check of a generation request's headers, or {@code null} when they pass.
    *
+   * @param header a header's value by lowercase name ({@code null} when absent)
    * @param priorityHeader the configured priority header's name
    */
-  static InvalidRequestException generation(HttpHeaders headers, String priorityHeader) {
-    String contentType = headers.get(HttpHeaderNames.CONTENT_TYPE);
+  static InvalidRequestException generation(Function<String, String> header, String priorityHeader) {
+    String contentType = header.apply("content-type");
     if (!JsonContentType.readsAsJson(contentType)) {
       return new InvalidRequestException("Content-Type: " + contentType + " (expected: application/json; vLLM and"
           + " SGLang do not read a body of another type as JSON and answer it 400)", null);
     }
-    String priority = headers.get(priorityHeader);
+    String priority = header.apply(priorityHeader.toLowerCase(Locale.ROOT));
     if (priority != null) {
       try {
         Integer.parseInt(priority.strip());

@@ -3,35 +3,39 @@ package dev.kvroute.proxy;
 import dev.kvroute.proxy.config.BackendConfig;
 import dev.kvroute.proxy.config.DiscoveryConfig;
 import dev.kvroute.proxy.config.ProxyConfig;
+import io.netty.bootstrap.Bootstrap;
 import io.netty.bootstrap.ServerBootstrap;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
 import io.netty.channel.Channel;
+import io.netty.channel.ChannelFutureListener;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInitializer;
+import io.netty.channel.ChannelOption;
 import io.netty.channel.EventLoopGroup;
 import io.netty.channel.SimpleChannelInboundHandler;
 import io.netty.channel.socket.SocketChannel;
+import io.netty.handler.codec.http.DefaultFullHttpRequest;
 import io.netty.handler.codec.http.DefaultFullHttpResponse;
 import io.netty.handler.codec.http.DefaultHttpContent;
 import io.netty.handler.codec.http.DefaultHttpResponse;
 import io.netty.handler.codec.http.FullHttpRequest;
 import io.netty.handler.codec.http.FullHttpResponse;
 import io.netty.handler.codec.http.HttpHeaderNames;
+import io.netty.handler.codec.http.HttpClientCodec;
 import io.netty.handler.codec.http.HttpHeaderValues;
+import io.netty.handler.codec.http.HttpMethod;
 import io.netty.handler.codec.http.HttpObjectAggregator;
 import io.netty.handler.codec.http.HttpResponse;
 import io.netty.handler.codec.http.HttpResponseStatus;
 import io.netty.handler.codec.http.HttpServerCodec;
+import io.netty.handler.codec.http.HttpUtil;
 import io.netty.handler.codec.http.HttpVersion;
 import java.lang.System.Logger.Level;
 import java.lang.management.CompilationMXBean;
 import java.lang.management.ManagementFactory;
 import java.net.InetSocketAddress;
 import java.net.URI;
-import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
-import java.net.http.HttpResponse.BodyHandlers;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -63,7 +67,7 @@ public final class SelfWarmUp {
   private static final System.Logger LOG = System.getLogger(SelfWarmUp.class.getName());
   /** The model the zero-cost backends serve and the synthetic requests name. */
   static final String MODEL = "kvroute-warm-up";
-  private static final int CONNECTIONS = 4;
+  private static final int CONNECTIONS = 8;
   /** Zero-cost backends: enough for the policy to choose, balance and match. */
   private static final int BACKENDS = 4;
   private static final String[] WORDS = ("prefill decode cache block page token replica router prompt history "
@@ -122,7 +126,7 @@ public final class SelfWarmUp {
         urls.add(URI.create("http://127.0.0.1:" + ((InetSocketAddress) backend.localAddress()).getPort()));
       }
       proxy = KvrouteServer.start(throwaway(config, urls));
-      drive(proxy.uri(), requests, deadline, ok, failed);
+      drive(backendLoop, transport, proxy.uri(), requests, deadline, ok, failed);
     } catch (RuntimeException e) {
       // a warm-up that cannot run leaves a cold start, not a failed one
       LOG.log(Level.WARNING, "warm-up stopped: " + e);
@@ -162,51 +166,126 @@ public final class SelfWarmUp {
   /**
    * Sends requests over {@value #CONNECTIONS} keep-alive connections until {@code requests} are
    * answered and the JIT has been idle for 200 ms, or until {@code deadline}.
+   *
+   * <p>The client is Netty's ({@code HttpClientCodec} and {@code HttpObjectAggregator}) on the
+   * zero-cost backends' event loop, not the JDK's {@code HttpClient}: on a one-core router the client
+   * shares the core with the proxy and the JIT, and the JDK client (its own threads, its own code to
+   * interpret and compile) took most of it, so 15 s gave only about 2,000 requests, too few for the
+   * compiler to reach the request path's C2 tier (HotSpot compiles a method at about 5,000 calls). The
+   * Netty client runs code the proxy's upstream side runs too, so compiling it is not wasted.
    */
-  private static void drive(URI proxy, int requests, long deadline, AtomicInteger ok, AtomicInteger failed) {
+  private static void drive(EventLoopGroup loop, Transport transport, URI proxy, int requests, long deadline,
+      AtomicInteger ok, AtomicInteger failed) {
     List<byte[]> bodies = bodies();
-    HttpClient client = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1)
-        .connectTimeout(Duration.ofSeconds(5)).build();
-    URI chat = proxy.resolve("/v1/chat/completions");
+    String host = proxy.getHost() + ":" + proxy.getPort();
     AtomicLong next = new AtomicLong();
     CountDownLatch done = new CountDownLatch(CONNECTIONS);
     CompilationMXBean jit = ManagementFactory.getCompilationMXBean();
     boolean jitTimed = jit != null && jit.isCompilationTimeMonitoringSupported();
     long[] jitQuietSince = {0};
     long[] lastJitMillis = {-1};
-    for (int c = 0; c < CONNECTIONS; c++) {
-      Thread t = new Thread(() -> {
-        try {
-          while (System.nanoTime() < deadline) {
-            long n = next.getAndIncrement();
-            if (n >= requests && (!jitTimed || jitQuiet(jit, lastJitMillis, jitQuietSince))) {
-              return;
-            }
-            HttpRequest req = HttpRequest.newBuilder(chat)
-                .timeout(Duration.ofSeconds(10))
-                .header("Content-Type", "application/json")
-                .POST(HttpRequest.BodyPublishers.ofByteArray(bodies.get((int) (n % bodies.size()))))
-                .build();
-            try {
-              int status = client.send(req, BodyHandlers.discarding()).statusCode();
-              (status == 200 ? ok : failed).incrementAndGet();
-            } catch (java.io.IOException e) {
-              failed.incrementAndGet();
-            }
+    java.util.function.Supplier<FullHttpRequest> nextRequest = () -> {
+      if (System.nanoTime() >= deadline) {
+        return null;
+      }
+      long n = next.getAndIncrement();
+      if (n >= requests && (!jitTimed || jitQuiet(jit, lastJitMillis, jitQuietSince))) {
+        return null;
+      }
+      byte[] body = bodies.get((int) (n % bodies.size()));
+      FullHttpRequest req = new DefaultFullHttpRequest(HttpVersion.HTTP_1_1, HttpMethod.POST, "/v1/chat/completions",
+          Unpooled.wrappedBuffer(body));
+      req.headers().set(HttpHeaderNames.HOST, host)
+          .set(HttpHeaderNames.CONTENT_TYPE, HttpHeaderValues.APPLICATION_JSON)
+          .setInt(HttpHeaderNames.CONTENT_LENGTH, body.length);
+      return req;
+    };
+    Bootstrap client = new Bootstrap()
+        .group(loop)
+        .channel(transport.channel())
+        .option(ChannelOption.CONNECT_TIMEOUT_MILLIS, 5_000)
+        .handler(new ChannelInitializer<SocketChannel>() {
+          @Override
+          protected void initChannel(SocketChannel ch) {
+            ch.pipeline().addLast(new HttpClientCodec(), new HttpObjectAggregator(1 << 20),
+                new WarmUpClient(nextRequest, ok, failed, done));
           }
-        } catch (InterruptedException e) {
-          Thread.currentThread().interrupt();
-        } finally {
+        });
+    for (int c = 0; c < CONNECTIONS; c++) {
+      client.connect(proxy.getHost(), proxy.getPort()).addListener((ChannelFutureListener) f -> {
+        if (!f.isSuccess()) {
+          failed.incrementAndGet();
           done.countDown();
         }
-      }, "kvroute-warm-up-" + c);
-      t.setDaemon(true);
-      t.start();
+      });
     }
     try {
       done.await(Math.max(0, deadline - System.nanoTime()) + TimeUnit.SECONDS.toNanos(11), TimeUnit.NANOSECONDS);
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
+    }
+  }
+
+  /**
+   * One keep-alive connection of the warm-up's client: sends a request, and the next when the answer
+   * is complete, until {@code nextRequest} has none; then closes. A connection that fails or stalls
+   * past the proxy's own timeouts is closed by them and counts as done.
+   */
+  private static final class WarmUpClient extends SimpleChannelInboundHandler<FullHttpResponse> {
+    private final java.util.function.Supplier<FullHttpRequest> nextRequest;
+    private final AtomicInteger ok;
+    private final AtomicInteger failed;
+    private final CountDownLatch done;
+    private boolean counted;
+
+    WarmUpClient(java.util.function.Supplier<FullHttpRequest> nextRequest, AtomicInteger ok, AtomicInteger failed,
+        CountDownLatch done) {
+      this.nextRequest = nextRequest;
+      this.ok = ok;
+      this.failed = failed;
+      this.done = done;
+    }
+
+    @Override
+    public void channelActive(ChannelHandlerContext ctx) {
+      send(ctx);
+    }
+
+    @Override
+    protected void channelRead0(ChannelHandlerContext ctx, FullHttpResponse resp) {
+      (resp.status().code() == 200 ? ok : failed).incrementAndGet();
+      if (HttpUtil.isKeepAlive(resp)) {
+        send(ctx);
+      } else {
+        ctx.close();
+      }
+    }
+
+    private void send(ChannelHandlerContext ctx) {
+      FullHttpRequest req = nextRequest.get();
+      if (req == null) {
+        ctx.close();
+        return;
+      }
+      ctx.writeAndFlush(req).addListener((ChannelFutureListener) f -> {
+        if (!f.isSuccess()) {
+          f.channel().close();
+        }
+      });
+    }
+
+    @Override
+    public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
+      failed.incrementAndGet();
+      ctx.close();
+    }
+
+    @Override
+    public void channelInactive(ChannelHandlerContext ctx) {
+      if (!counted) {
+        counted = true;
+        done.countDown();
+      }
     }
   }
 
