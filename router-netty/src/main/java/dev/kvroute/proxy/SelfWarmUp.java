@@ -52,7 +52,12 @@ import java.util.concurrent.atomic.AtomicLong;
  * configuration's policy, tokenizer, index page size, limits and timeouts, in front of four zero-cost
  * backends in this process (they answer every chat completion at once, JSON or SSE, with usage), is
  * sent synthetic multi-turn chat requests of 2 to 25 KB over loopback until {@code requests} have
- * been answered and the JIT compilers have gone quiet, or {@code maxTime} has passed. Everything it
+ * been answered and the JIT compilers have gone quiet, or {@code maxTime} has passed. The traffic
+ * looks like a real router's where it matters to the compiler: every request ends with a message the
+ * token cache has not seen (so the tokenizer's encoder runs, not only the cache), client and backend
+ * connections are closed and reopened every {@value #REQUESTS_PER_CONNECTION} requests (accept,
+ * pipeline set-up and upstream connect run too), and the backends' models and lengths are discovered
+ * from {@code /v1/models} (so the length check runs). Everything it
  * started is closed before it returns; no request reaches a real backend, and nothing it routed stays
  * in the real server's index, token cache or metrics (they belong to the throwaway proxy).
  *
@@ -68,6 +73,8 @@ public final class SelfWarmUp {
   /** The model the zero-cost backends serve and the synthetic requests name. */
   static final String MODEL = "kvroute-warm-up";
   private static final int CONNECTIONS = 8;
+  /** Requests a warm-up connection (client side) or a zero-cost backend connection serves before it is closed. */
+  private static final int REQUESTS_PER_CONNECTION = 100;
   /** Zero-cost backends: enough for the policy to choose, balance and match. */
   private static final int BACKENDS = 4;
   private static final String[] WORDS = ("prefill decode cache block page token replica router prompt history "
@@ -151,7 +158,9 @@ public final class SelfWarmUp {
     long capacity = config.routing().defaultCapacityTokens();
     List<BackendConfig> list = new ArrayList<>();
     for (int i = 0; i < backends.size(); i++) {
-      list.add(new BackendConfig(backends.get(i), "warm-up-" + i, capacity, List.of(MODEL)));
+      // served models discovered from /v1/models, as a real engine's are: its max_model_len turns the
+      // length check on, which a configured model list (no length) would leave cold
+      list.add(new BackendConfig(backends.get(i), "warm-up-" + i, capacity));
     }
     return config
         .withBind("127.0.0.1")
@@ -192,7 +201,7 @@ public final class SelfWarmUp {
       if (n >= requests && (!jitTimed || jitQuiet(jit, lastJitMillis, jitQuietSince))) {
         return null;
       }
-      byte[] body = bodies.get((int) (n % bodies.size()));
+      byte[] body = withNewMessage(bodies.get((int) (n % bodies.size())), n);
       FullHttpRequest req = new DefaultFullHttpRequest(HttpVersion.HTTP_1_1, HttpMethod.POST, "/v1/chat/completions",
           Unpooled.wrappedBuffer(body));
       req.headers().set(HttpHeaderNames.HOST, host)
@@ -200,6 +209,7 @@ public final class SelfWarmUp {
           .setInt(HttpHeaderNames.CONTENT_LENGTH, body.length);
       return req;
     };
+    Runnable[] reconnect = {null};
     Bootstrap client = new Bootstrap()
         .group(loop)
         .channel(transport.channel())
@@ -208,16 +218,17 @@ public final class SelfWarmUp {
           @Override
           protected void initChannel(SocketChannel ch) {
             ch.pipeline().addLast(new HttpClientCodec(), new HttpObjectAggregator(1 << 20),
-                new WarmUpClient(nextRequest, ok, failed, done));
+                new WarmUpClient(nextRequest, ok, failed, done, reconnect[0]));
           }
         });
+    reconnect[0] = () -> client.connect(proxy.getHost(), proxy.getPort()).addListener((ChannelFutureListener) f -> {
+      if (!f.isSuccess()) {
+        failed.incrementAndGet();
+        done.countDown();
+      }
+    });
     for (int c = 0; c < CONNECTIONS; c++) {
-      client.connect(proxy.getHost(), proxy.getPort()).addListener((ChannelFutureListener) f -> {
-        if (!f.isSuccess()) {
-          failed.incrementAndGet();
-          done.countDown();
-        }
-      });
+      reconnect[0].run();
     }
     try {
       done.await(Math.max(0, deadline - System.nanoTime()) + TimeUnit.SECONDS.toNanos(11), TimeUnit.NANOSECONDS);
@@ -236,14 +247,18 @@ public final class SelfWarmUp {
     private final AtomicInteger ok;
     private final AtomicInteger failed;
     private final CountDownLatch done;
+    private final Runnable reconnect;
+    private int answered;
+    private boolean recycled;
     private boolean counted;
 
     WarmUpClient(java.util.function.Supplier<FullHttpRequest> nextRequest, AtomicInteger ok, AtomicInteger failed,
-        CountDownLatch done) {
+        CountDownLatch done, Runnable reconnect) {
       this.nextRequest = nextRequest;
       this.ok = ok;
       this.failed = failed;
       this.done = done;
+      this.reconnect = reconnect;
     }
 
     @Override
@@ -254,7 +269,12 @@ public final class SelfWarmUp {
     @Override
     protected void channelRead0(ChannelHandlerContext ctx, FullHttpResponse resp) {
       (resp.status().code() == 200 ? ok : failed).incrementAndGet();
-      if (HttpUtil.isKeepAlive(resp)) {
+      if (++answered >= REQUESTS_PER_CONNECTION) {
+        // a new connection in its place: accepting and setting up connections is on the path too
+        // (a load balancer or a client pool opens them all the time)
+        recycled = true;
+        ctx.close();
+      } else if (HttpUtil.isKeepAlive(resp)) {
         send(ctx);
       } else {
         ctx.close();
@@ -282,6 +302,10 @@ public final class SelfWarmUp {
 
     @Override
     public void channelInactive(ChannelHandlerContext ctx) {
+      if (recycled) {
+        reconnect.run();
+        return;
+      }
       if (!counted) {
         counted = true;
         done.countDown();
@@ -326,6 +350,20 @@ public final class SelfWarmUp {
     return out;
   }
 
+  /**
+   * {@code body} (one of {@link #bodies}) with a new user message of 20 words at the end of its
+   * messages, different for every {@code n}: as in real traffic, each request brings text the token
+   * cache has not seen, so the tokenizer's encoder is compiled too, not only the cache's hits.
+   */
+  static byte[] withNewMessage(byte[] body, long n) {
+    byte[] tail = (",{\"role\":\"user\",\"content\":\"" + text(new SplittableRandom(n), 20) + "\"}]}")
+        .getBytes(StandardCharsets.UTF_8);
+    int keep = body.length - 2; // the body ends with the messages' "]" and the object's "}"
+    byte[] out = java.util.Arrays.copyOf(body, keep + tail.length);
+    System.arraycopy(tail, 0, out, keep, tail.length);
+    return out;
+  }
+
   private static String text(SplittableRandom r, int words) {
     StringBuilder sb = new StringBuilder();
     for (int i = 0; i < words; i++) {
@@ -343,6 +381,9 @@ public final class SelfWarmUp {
    * with usage, as JSON or (when the body asks to stream) as SSE with a usage chunk and {@code [DONE]}.
    */
   private static final class ZeroCostBackend extends SimpleChannelInboundHandler<FullHttpRequest> {
+    /** Completions answered on this connection; every {@value #REQUESTS_PER_CONNECTION}th closes it. */
+    private int answered;
+
     private static final byte[] MODELS = ("{\"object\":\"list\",\"data\":[{\"id\":\"" + MODEL
         + "\",\"object\":\"model\",\"owned_by\":\"vllm\",\"max_model_len\":131072}]}").getBytes(StandardCharsets.UTF_8);
     /** An idle engine's load, so that load scraping reads it (and logs no warning about it). */
@@ -378,9 +419,22 @@ public final class SelfWarmUp {
         ctx.write(head);
         ctx.write(new DefaultHttpContent(Unpooled.wrappedBuffer(CHUNK)));
         ctx.writeAndFlush(new io.netty.handler.codec.http.DefaultLastHttpContent(Unpooled.wrappedBuffer(USAGE)));
+      } else if (++answered % REQUESTS_PER_CONNECTION == 0) {
+        // the proxy then opens a new upstream connection, as after an engine's keep-alive limit
+        ByteBuf content = Unpooled.wrappedBuffer(COMPLETION);
+        FullHttpResponse r = new DefaultFullHttpResponse(HttpVersion.HTTP_1_1, HttpResponseStatus.OK, content);
+        r.headers().set(HttpHeaderNames.CONTENT_TYPE, "application/json")
+            .setInt(HttpHeaderNames.CONTENT_LENGTH, COMPLETION.length)
+            .set(HttpHeaderNames.CONNECTION, HttpHeaderValues.CLOSE);
+        ctx.writeAndFlush(r).addListener(ChannelFutureListener.CLOSE);
       } else {
         full(ctx, "application/json", COMPLETION);
       }
+    }
+
+    @Override
+    public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
+      ctx.close(); // the proxy reset the connection (it closes its pool at the end): nothing to report
     }
 
     /** A {@code /tokenize} answer: one made-up token per 4 bytes of the body, the same for the same bytes. */
