@@ -252,7 +252,9 @@ final class Admission {
   private int freeSlots() {
     long sum = 0;
     boolean any = false;
-    for (Backend b : backends.all()) { // the registry's snapshot: no list built per request
+    List<Backend> all = backends.all(); // the registry's snapshot, indexed: nothing allocated per request
+    for (int i = 0; i < all.size(); i++) {
+      Backend b = all.get(i);
       if (b.routable()) {
         any = true;
         sum += Math.max(0, free(b));

@@ -198,7 +198,8 @@ final class BackendRegistry {
   List<Backend> routable(Collection<BackendId> exclude) {
     List<Backend> all = snapshot;
     List<Backend> out = new ArrayList<>(all.size());
-    for (Backend b : all) {
+    for (int i = 0; i < all.size(); i++) { // indexed: the immutable list's iterator is an allocation per request
+      Backend b = all.get(i);
       if (!exclude.contains(b.id()) && b.routable()) {
         out.add(b);
       }

@@ -191,7 +191,8 @@ final class EngineTokenizer {
         Throwable cause = failure instanceof CompletionException && failure.getCause() != null ? failure.getCause() : failure;
         reason = cause instanceof TimeoutException ? Reason.TIMEOUT : Reason.UNREACHABLE;
         detail = reason == Reason.TIMEOUT
-            ? backend.id().name() + " did not answer " + PATH + " within " + timeout.toMillis() + " ms"
+            ? backend.id().name() + " did not answer " + PATH + " within "
+                + dev.kvroute.proxy.config.Durations.format(timeout)
             : backend.id().name() + PATH + " failed: " + cause;
       } else if (!response.ok()) {
         String body = new String(response.body(), 0, Math.min(300, response.body().length), StandardCharsets.UTF_8);

@@ -3,35 +3,39 @@ package dev.kvroute.proxy;
 import dev.kvroute.proxy.config.BackendConfig;
 import dev.kvroute.proxy.config.DiscoveryConfig;
 import dev.kvroute.proxy.config.ProxyConfig;
+import io.netty.bootstrap.Bootstrap;
 import io.netty.bootstrap.ServerBootstrap;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
 import io.netty.channel.Channel;
+import io.netty.channel.ChannelFutureListener;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInitializer;
+import io.netty.channel.ChannelOption;
 import io.netty.channel.EventLoopGroup;
 import io.netty.channel.SimpleChannelInboundHandler;
 import io.netty.channel.socket.SocketChannel;
+import io.netty.handler.codec.http.DefaultFullHttpRequest;
 import io.netty.handler.codec.http.DefaultFullHttpResponse;
 import io.netty.handler.codec.http.DefaultHttpContent;
 import io.netty.handler.codec.http.DefaultHttpResponse;
 import io.netty.handler.codec.http.FullHttpRequest;
 import io.netty.handler.codec.http.FullHttpResponse;
 import io.netty.handler.codec.http.HttpHeaderNames;
+import io.netty.handler.codec.http.HttpClientCodec;
 import io.netty.handler.codec.http.HttpHeaderValues;
+import io.netty.handler.codec.http.HttpMethod;
 import io.netty.handler.codec.http.HttpObjectAggregator;
 import io.netty.handler.codec.http.HttpResponse;
 import io.netty.handler.codec.http.HttpResponseStatus;
 import io.netty.handler.codec.http.HttpServerCodec;
+import io.netty.handler.codec.http.HttpUtil;
 import io.netty.handler.codec.http.HttpVersion;
 import java.lang.System.Logger.Level;
 import java.lang.management.CompilationMXBean;
 import java.lang.management.ManagementFactory;
 import java.net.InetSocketAddress;
 import java.net.URI;
-import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
-import java.net.http.HttpResponse.BodyHandlers;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -48,7 +52,12 @@ import java.util.concurrent.atomic.AtomicLong;
  * configuration's policy, tokenizer, index page size, limits and timeouts, in front of four zero-cost
  * backends in this process (they answer every chat completion at once, JSON or SSE, with usage), is
  * sent synthetic multi-turn chat requests of 2 to 25 KB over loopback until {@code requests} have
- * been answered and the JIT compilers have gone quiet, or {@code maxTime} has passed. Everything it
+ * been answered and the JIT compilers have gone quiet, or {@code maxTime} has passed. The traffic
+ * looks like a real router's where it matters to the compiler: every request ends with a message the
+ * token cache has not seen (so the tokenizer's encoder runs, not only the cache), client and backend
+ * connections are closed and reopened every {@value #REQUESTS_PER_CONNECTION} requests (accept,
+ * pipeline set-up and upstream connect run too), and the backends' models and lengths are discovered
+ * from {@code /v1/models} (so the length check runs). Everything it
  * started is closed before it returns; no request reaches a real backend, and nothing it routed stays
  * in the real server's index, token cache or metrics (they belong to the throwaway proxy).
  *
@@ -63,7 +72,9 @@ public final class SelfWarmUp {
   private static final System.Logger LOG = System.getLogger(SelfWarmUp.class.getName());
   /** The model the zero-cost backends serve and the synthetic requests name. */
   static final String MODEL = "kvroute-warm-up";
-  private static final int CONNECTIONS = 4;
+  private static final int CONNECTIONS = 8;
+  /** Requests a warm-up connection (client side) or a zero-cost backend connection serves before it is closed. */
+  private static final int REQUESTS_PER_CONNECTION = 100;
   /** Zero-cost backends: enough for the policy to choose, balance and match. */
   private static final int BACKENDS = 4;
   private static final String[] WORDS = ("prefill decode cache block page token replica router prompt history "
@@ -122,7 +133,7 @@ public final class SelfWarmUp {
         urls.add(URI.create("http://127.0.0.1:" + ((InetSocketAddress) backend.localAddress()).getPort()));
       }
       proxy = KvrouteServer.start(throwaway(config, urls));
-      drive(proxy.uri(), requests, deadline, ok, failed);
+      drive(backendLoop, transport, proxy.uri(), requests, deadline, ok, failed);
     } catch (RuntimeException e) {
       // a warm-up that cannot run leaves a cold start, not a failed one
       LOG.log(Level.WARNING, "warm-up stopped: " + e);
@@ -147,7 +158,9 @@ public final class SelfWarmUp {
     long capacity = config.routing().defaultCapacityTokens();
     List<BackendConfig> list = new ArrayList<>();
     for (int i = 0; i < backends.size(); i++) {
-      list.add(new BackendConfig(backends.get(i), "warm-up-" + i, capacity, List.of(MODEL)));
+      // served models discovered from /v1/models, as a real engine's are: its max_model_len turns the
+      // length check on, which a configured model list (no length) would leave cold
+      list.add(new BackendConfig(backends.get(i), "warm-up-" + i, capacity));
     }
     return config
         .withBind("127.0.0.1")
@@ -162,51 +175,141 @@ public final class SelfWarmUp {
   /**
    * Sends requests over {@value #CONNECTIONS} keep-alive connections until {@code requests} are
    * answered and the JIT has been idle for 200 ms, or until {@code deadline}.
+   *
+   * <p>The client is Netty's ({@code HttpClientCodec} and {@code HttpObjectAggregator}) on the
+   * zero-cost backends' event loop, not the JDK's {@code HttpClient}: on a one-core router the client
+   * shares the core with the proxy and the JIT, and the JDK client (its own threads, its own code to
+   * interpret and compile) took most of it, so 15 s gave only about 2,000 requests, too few for the
+   * compiler to reach the request path's C2 tier (HotSpot compiles a method at about 5,000 calls). The
+   * Netty client runs code the proxy's upstream side runs too, so compiling it is not wasted.
    */
-  private static void drive(URI proxy, int requests, long deadline, AtomicInteger ok, AtomicInteger failed) {
+  private static void drive(EventLoopGroup loop, Transport transport, URI proxy, int requests, long deadline,
+      AtomicInteger ok, AtomicInteger failed) {
     List<byte[]> bodies = bodies();
-    HttpClient client = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1)
-        .connectTimeout(Duration.ofSeconds(5)).build();
-    URI chat = proxy.resolve("/v1/chat/completions");
+    String host = proxy.getHost() + ":" + proxy.getPort();
     AtomicLong next = new AtomicLong();
     CountDownLatch done = new CountDownLatch(CONNECTIONS);
     CompilationMXBean jit = ManagementFactory.getCompilationMXBean();
     boolean jitTimed = jit != null && jit.isCompilationTimeMonitoringSupported();
     long[] jitQuietSince = {0};
     long[] lastJitMillis = {-1};
-    for (int c = 0; c < CONNECTIONS; c++) {
-      Thread t = new Thread(() -> {
-        try {
-          while (System.nanoTime() < deadline) {
-            long n = next.getAndIncrement();
-            if (n >= requests && (!jitTimed || jitQuiet(jit, lastJitMillis, jitQuietSince))) {
-              return;
-            }
-            HttpRequest req = HttpRequest.newBuilder(chat)
-                .timeout(Duration.ofSeconds(10))
-                .header("Content-Type", "application/json")
-                .POST(HttpRequest.BodyPublishers.ofByteArray(bodies.get((int) (n % bodies.size()))))
-                .build();
-            try {
-              int status = client.send(req, BodyHandlers.discarding()).statusCode();
-              (status == 200 ? ok : failed).incrementAndGet();
-            } catch (java.io.IOException e) {
-              failed.incrementAndGet();
-            }
+    java.util.function.Supplier<FullHttpRequest> nextRequest = () -> {
+      if (System.nanoTime() >= deadline) {
+        return null;
+      }
+      long n = next.getAndIncrement();
+      if (n >= requests && (!jitTimed || jitQuiet(jit, lastJitMillis, jitQuietSince))) {
+        return null;
+      }
+      byte[] body = withNewMessage(bodies.get((int) (n % bodies.size())), n);
+      FullHttpRequest req = new DefaultFullHttpRequest(HttpVersion.HTTP_1_1, HttpMethod.POST, "/v1/chat/completions",
+          Unpooled.wrappedBuffer(body));
+      req.headers().set(HttpHeaderNames.HOST, host)
+          .set(HttpHeaderNames.CONTENT_TYPE, HttpHeaderValues.APPLICATION_JSON)
+          .setInt(HttpHeaderNames.CONTENT_LENGTH, body.length);
+      return req;
+    };
+    Runnable[] reconnect = {null};
+    Bootstrap client = new Bootstrap()
+        .group(loop)
+        .channel(transport.channel())
+        .option(ChannelOption.CONNECT_TIMEOUT_MILLIS, 5_000)
+        .handler(new ChannelInitializer<SocketChannel>() {
+          @Override
+          protected void initChannel(SocketChannel ch) {
+            ch.pipeline().addLast(new HttpClientCodec(), new HttpObjectAggregator(1 << 20),
+                new WarmUpClient(nextRequest, ok, failed, done, reconnect[0]));
           }
-        } catch (InterruptedException e) {
-          Thread.currentThread().interrupt();
-        } finally {
-          done.countDown();
-        }
-      }, "kvroute-warm-up-" + c);
-      t.setDaemon(true);
-      t.start();
+        });
+    reconnect[0] = () -> client.connect(proxy.getHost(), proxy.getPort()).addListener((ChannelFutureListener) f -> {
+      if (!f.isSuccess()) {
+        failed.incrementAndGet();
+        done.countDown();
+      }
+    });
+    for (int c = 0; c < CONNECTIONS; c++) {
+      reconnect[0].run();
     }
     try {
       done.await(Math.max(0, deadline - System.nanoTime()) + TimeUnit.SECONDS.toNanos(11), TimeUnit.NANOSECONDS);
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
+    }
+  }
+
+  /**
+   * One keep-alive connection of the warm-up's client: sends a request, and the next when the answer
+   * is complete, until {@code nextRequest} has none; then closes. A connection that fails or stalls
+   * past the proxy's own timeouts is closed by them and counts as done.
+   */
+  private static final class WarmUpClient extends SimpleChannelInboundHandler<FullHttpResponse> {
+    private final java.util.function.Supplier<FullHttpRequest> nextRequest;
+    private final AtomicInteger ok;
+    private final AtomicInteger failed;
+    private final CountDownLatch done;
+    private final Runnable reconnect;
+    private int answered;
+    private boolean recycled;
+    private boolean counted;
+
+    WarmUpClient(java.util.function.Supplier<FullHttpRequest> nextRequest, AtomicInteger ok, AtomicInteger failed,
+        CountDownLatch done, Runnable reconnect) {
+      this.nextRequest = nextRequest;
+      this.ok = ok;
+      this.failed = failed;
+      this.done = done;
+      this.reconnect = reconnect;
+    }
+
+    @Override
+    public void channelActive(ChannelHandlerContext ctx) {
+      send(ctx);
+    }
+
+    @Override
+    protected void channelRead0(ChannelHandlerContext ctx, FullHttpResponse resp) {
+      (resp.status().code() == 200 ? ok : failed).incrementAndGet();
+      if (++answered >= REQUESTS_PER_CONNECTION) {
+        // a new connection in its place: accepting and setting up connections is on the path too
+        // (a load balancer or a client pool opens them all the time)
+        recycled = true;
+        ctx.close();
+      } else if (HttpUtil.isKeepAlive(resp)) {
+        send(ctx);
+      } else {
+        ctx.close();
+      }
+    }
+
+    private void send(ChannelHandlerContext ctx) {
+      FullHttpRequest req = nextRequest.get();
+      if (req == null) {
+        ctx.close();
+        return;
+      }
+      ctx.writeAndFlush(req).addListener((ChannelFutureListener) f -> {
+        if (!f.isSuccess()) {
+          f.channel().close();
+        }
+      });
+    }
+
+    @Override
+    public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
+      failed.incrementAndGet();
+      ctx.close();
+    }
+
+    @Override
+    public void channelInactive(ChannelHandlerContext ctx) {
+      if (recycled) {
+        reconnect.run();
+        return;
+      }
+      if (!counted) {
+        counted = true;
+        done.countDown();
+      }
     }
   }
 
@@ -247,6 +350,20 @@ public final class SelfWarmUp {
     return out;
   }
 
+  /**
+   * {@code body} (one of {@link #bodies}) with a new user message of 20 words at the end of its
+   * messages, different for every {@code n}: as in real traffic, each request brings text the token
+   * cache has not seen, so the tokenizer's encoder is compiled too, not only the cache's hits.
+   */
+  static byte[] withNewMessage(byte[] body, long n) {
+    byte[] tail = (",{\"role\":\"user\",\"content\":\"" + text(new SplittableRandom(n), 20) + "\"}]}")
+        .getBytes(StandardCharsets.UTF_8);
+    int keep = body.length - 2; // the body ends with the messages' "]" and the object's "}"
+    byte[] out = java.util.Arrays.copyOf(body, keep + tail.length);
+    System.arraycopy(tail, 0, out, keep, tail.length);
+    return out;
+  }
+
   private static String text(SplittableRandom r, int words) {
     StringBuilder sb = new StringBuilder();
     for (int i = 0; i < words; i++) {
@@ -264,6 +381,9 @@ public final class SelfWarmUp {
    * with usage, as JSON or (when the body asks to stream) as SSE with a usage chunk and {@code [DONE]}.
    */
   private static final class ZeroCostBackend extends SimpleChannelInboundHandler<FullHttpRequest> {
+    /** Completions answered on this connection; every {@value #REQUESTS_PER_CONNECTION}th closes it. */
+    private int answered;
+
     private static final byte[] MODELS = ("{\"object\":\"list\",\"data\":[{\"id\":\"" + MODEL
         + "\",\"object\":\"model\",\"owned_by\":\"vllm\",\"max_model_len\":131072}]}").getBytes(StandardCharsets.UTF_8);
     /** An idle engine's load, so that load scraping reads it (and logs no warning about it). */
@@ -299,9 +419,22 @@ public final class SelfWarmUp {
         ctx.write(head);
         ctx.write(new DefaultHttpContent(Unpooled.wrappedBuffer(CHUNK)));
         ctx.writeAndFlush(new io.netty.handler.codec.http.DefaultLastHttpContent(Unpooled.wrappedBuffer(USAGE)));
+      } else if (++answered % REQUESTS_PER_CONNECTION == 0) {
+        // the proxy then opens a new upstream connection, as after an engine's keep-alive limit
+        ByteBuf content = Unpooled.wrappedBuffer(COMPLETION);
+        FullHttpResponse r = new DefaultFullHttpResponse(HttpVersion.HTTP_1_1, HttpResponseStatus.OK, content);
+        r.headers().set(HttpHeaderNames.CONTENT_TYPE, "application/json")
+            .setInt(HttpHeaderNames.CONTENT_LENGTH, COMPLETION.length)
+            .set(HttpHeaderNames.CONNECTION, HttpHeaderValues.CLOSE);
+        ctx.writeAndFlush(r).addListener(ChannelFutureListener.CLOSE);
       } else {
         full(ctx, "application/json", COMPLETION);
       }
+    }
+
+    @Override
+    public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
+      ctx.close(); // the proxy reset the connection (it closes its pool at the end): nothing to report
     }
 
     /** A {@code /tokenize} answer: one made-up token per 4 bytes of the body, the same for the same bytes. */

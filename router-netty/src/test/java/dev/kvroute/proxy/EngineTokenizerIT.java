@@ -66,6 +66,36 @@ final class EngineTokenizerIT {
   }
 
   @Test
+  void aPerModelEngineEntryAsksTheEngineForThatModel() throws Exception {
+    Run run = run("o200k_base", new RoutingConfig("x-session-id", "user", "o200k_base", 16, 524_288,
+        Map.of(MockEngineOptions.DEFAULT_MODEL, "engine"), Duration.ofSeconds(10), 0));
+    assertExact(run);
+  }
+
+  @Test
+  void aLargeBodyIsTokenizedByTheEngineToo() throws Exception {
+    String text = "large body ".repeat(ProxyHandler.OFFLOAD_BODY_BYTES / 11 + 1);
+    ObjectNode body = JSON.createObjectNode().put("model", MockEngineOptions.DEFAULT_MODEL).put("max_tokens", 4);
+    body.putArray("messages").addObject().put("role", "user").put("content", text);
+    String json = JSON.writeValueAsString(body);
+    Run run = run("o200k_base", new RoutingConfig("x-session-id", "user", "engine", 16, 524_288, Map.of(),
+        Duration.ofSeconds(10), 0), 200_000, (http, base) -> {
+          int ok = 0;
+          for (int i = 0; i < 2; i++) {
+            HttpResponse<String> r = chat(http, base, json);
+            assertThat(r.statusCode()).as(r.body()).isEqualTo(200);
+            ok++;
+          }
+          return new int[] {2, ok};
+        });
+    assertThat(run.ok()).isEqualTo(2);
+    assertThat(run.counter("kvroute_tokenizer_engine_lookups_total", "result=\"call\"")).isEqualTo(1);
+    assertThat(run.counter("kvroute_tokenizer_engine_lookups_total", "result=\"exact\"")).isEqualTo(1);
+    assertThat(run.sum(ERROR_SUM)).isZero();
+    assertThat(run.sum(CACHED_SUM)).as("the second is a hit of the first").isGreaterThan(40_000);
+  }
+
+  @Test
   void theEnginesQwen3TokensPredictExactly() throws Exception {
     Run run = run("hf:" + HfTokenizerPredictionIT.qwen3(), Duration.ofSeconds(10), 0);
     assertExact(run);
@@ -101,9 +131,23 @@ final class EngineTokenizerIT {
   }
 
   private Run run(String engineTokenizer, Duration timeout, double reuse) throws Exception {
+    return run(engineTokenizer, new RoutingConfig("x-session-id", "user", "engine", 16, 524_288, Map.of(), timeout, reuse));
+  }
+
+  /** Sends requests through the router at {@code base}; returns {requests, ok}. */
+  private interface Workload {
+    int[] send(HttpClient http, String base) throws Exception;
+  }
+
+  private Run run(String engineTokenizer, RoutingConfig routing) throws Exception {
+    return run(engineTokenizer, routing, 32_768, EngineTokenizerIT::sessions);
+  }
+
+  private Run run(String engineTokenizer, RoutingConfig routing, int maxModelLen, Workload workload) throws Exception {
     MockEngineOptions options = MockEngineOptions.builder()
         .host("127.0.0.1").port(0)
-        .engine(EngineConfig.builder().cost(CostModel.linear(50_000, 0.005, 1_000)).kvCapacityTokens(400_000).build())
+        .engine(EngineConfig.builder().cost(CostModel.linear(50_000, 0.005, 1_000)).kvCapacityTokens(400_000)
+            .maxModelLen(maxModelLen).build())
         .timeScale(20).enablePromptTokensDetails(true).seed(3).meanOutputTokens(24)
         .tokenizer(engineTokenizer)
         .build();
@@ -111,42 +155,50 @@ final class EngineTokenizerIT {
       ProxyConfig config = ProxyConfig.defaults().withPort(0).withAdminPort(0).withPolicy("cache-aware")
           .withHealthCheck(new HealthCheckConfig(true, "/health", Duration.ofMillis(500), Duration.ofSeconds(1), 2, 1,
               Duration.ZERO))
-          .withRouting(new RoutingConfig("x-session-id", "user", "engine", 16, 524_288, Map.of(), timeout, reuse))
+          .withRouting(routing)
           .withBackendUrls(engines.urls().stream().map(URI::create).toList());
       KvrouteServer router = KvrouteServer.start(config, KvrouteServer.createCore(config));
       try {
         HttpClient http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
-        SplittableRandom random = new SplittableRandom(11);
-        int requests = 0;
-        int ok = 0;
-        for (int session = 0; session < 6; session++) {
-          ArrayNode messages = JSON.createArrayNode();
-          messages.addObject().put("role", "system").put("content", "Session " + session + ": " + words(random, 1500));
-          for (int turn = 0; turn < 4; turn++) {
-            messages.addObject().put("role", "user").put("content", words(random, 60));
-            ObjectNode body = JSON.createObjectNode().put("model", MockEngineOptions.DEFAULT_MODEL)
-                .put("max_tokens", 24).put("user", "s" + session);
-            body.set("messages", messages);
-            HttpResponse<String> r = http.send(HttpRequest.newBuilder(
-                    URI.create("http://127.0.0.1:" + router.port() + "/v1/chat/completions"))
-                .timeout(Duration.ofSeconds(60)).header("content-type", "application/json")
-                .POST(HttpRequest.BodyPublishers.ofString(JSON.writeValueAsString(body))).build(),
-                HttpResponse.BodyHandlers.ofString());
-            requests++;
-            if (r.statusCode() == 200) {
-              ok++;
-            }
-            // a scripted reply, not the engine's: the router indexes prompts, not generated blocks
-            messages.addObject().put("role", "assistant").put("content", words(random, 40));
-          }
-        }
+        int[] sent = workload.send(http, "http://127.0.0.1:" + router.port());
         String metrics = http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + router.port() + "/metrics"))
             .build(), HttpResponse.BodyHandlers.ofString()).body();
-        return new Run(requests, ok, metrics);
+        return new Run(sent[0], sent[1], metrics);
       } finally {
         router.close();
       }
     }
+  }
+
+  /** Six seed-like sessions of four turns: a 1,500-word system prompt, then the whole history each turn. */
+  private static int[] sessions(HttpClient http, String base) throws Exception {
+    SplittableRandom random = new SplittableRandom(11);
+    int requests = 0;
+    int ok = 0;
+    for (int session = 0; session < 6; session++) {
+      ArrayNode messages = JSON.createArrayNode();
+      messages.addObject().put("role", "system").put("content", "Session " + session + ": " + words(random, 1500));
+      for (int turn = 0; turn < 4; turn++) {
+        messages.addObject().put("role", "user").put("content", words(random, 60));
+        ObjectNode body = JSON.createObjectNode().put("model", MockEngineOptions.DEFAULT_MODEL)
+            .put("max_tokens", 24).put("user", "s" + session);
+        body.set("messages", messages);
+        HttpResponse<String> r = chat(http, base, JSON.writeValueAsString(body));
+        requests++;
+        if (r.statusCode() == 200) {
+          ok++;
+        }
+        // a scripted reply, not the engine's: the router indexes prompts, not generated blocks
+        messages.addObject().put("role", "assistant").put("content", words(random, 40));
+      }
+    }
+    return new int[] {requests, ok};
+  }
+
+  private static HttpResponse<String> chat(HttpClient http, String base, String body) throws Exception {
+    return http.send(HttpRequest.newBuilder(URI.create(base + "/v1/chat/completions"))
+        .timeout(Duration.ofSeconds(60)).header("content-type", "application/json")
+        .POST(HttpRequest.BodyPublishers.ofString(body)).build(), HttpResponse.BodyHandlers.ofString());
   }
 
   private static String words(SplittableRandom random, int n) {

@@ -67,6 +67,9 @@ public final class SimulateCommand implements Callable<Integer> {
   @Option(names = "--event-delay", paramLabel = "SECONDS", description = "Model seconds from an engine step to a precise router applying its KV events (default: ${DEFAULT-VALUE}).")
   double eventDelay = SimPolicies.PreciseTiming.DEFAULT.eventDelaySeconds();
 
+  @Option(names = "--send-jitter", paramLabel = "SECONDS", description = "Delay every request's send by up to this many model seconds (uniform, seeded), as a load driver that falls behind sends late (default: ${DEFAULT-VALUE}).")
+  double sendJitter;
+
   @Option(names = "--side-load", paramLabel = "SHARE", description = "Traffic no router sees: SHARE one-shot side requests per routed session (e.g. 1), each a new document sent straight to one engine (spread evenly), arriving over 200 model s; the figures are the routed sessions' (default: ${DEFAULT-VALUE}).")
   double sideLoad;
 
@@ -115,6 +118,14 @@ public final class SimulateCommand implements Callable<Integer> {
     } catch (IllegalArgumentException e) {
       System.err.println("kvroute simulate: --side-load: " + e.getMessage());
       return 2;
+    }
+    if (sendJitter != 0) {
+      try {
+        simulator = simulator.withJitter(new dev.kvroute.bench.sim.SendJitter(sendJitter, 1));
+      } catch (IllegalArgumentException e) {
+        System.err.println("kvroute simulate: --send-jitter: " + e.getMessage());
+        return 2;
+      }
     }
     List<Simulator.Result> results =
         side.sideSessions() == 0 ? simulator.runAllDetailed(w, names) : simulator.runAllDetailed(side, names);

@@ -2,9 +2,11 @@ package dev.kvroute.bench.demo;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.data.Offset.offset;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import dev.kvroute.bench.load.LoadProgress;
 import dev.kvroute.bench.load.MeasuredRun;
+import dev.kvroute.bench.load.RunTrust;
 import dev.kvroute.bench.report.Agreement;
 import dev.kvroute.bench.report.ModelBreakdown;
 import dev.kvroute.bench.report.PolicyFigures;
@@ -36,12 +38,23 @@ import org.junit.jupiter.api.Test;
  * Agreement} tolerance of the range of the exact and seven jittered simulated runs, and affine has the
  * lower mean TTFT, measured and simulated. Leak detection is off while it runs, as in {@link
  * SimulatorAgreesWithRealRunIT} (its stack traces would count K times in TTFT).
+ *
+ * <p>Agreement is a statement about the model, so it is judged only on runs that kept up with the
+ * model clock ({@link RunTrust}, each lag at most {@value #MAX_LAG_SECONDS} model s: a tenth of the
+ * runs' mean TTFT): on a machine too busy for that (this one, shared with several builds, sent
+ * requests up to seconds late and doubled even model A's TTFT, which adapters do not touch) the test
+ * says so and skips that part, unless {@code CI=true}, where it must hold. Everything else is asserted
+ * whatever the machine. The simulated range spans the variance a real run has: each of the seven
+ * jittered runs draws its own send jitter, adapter-scrape phase and policy seed.
  */
 @org.junit.jupiter.api.extension.ExtendWith(dev.kvroute.bench.LeakDetectionOff.class)
 class MultiModelAgreesWithSimulatorIT {
   static final SeedWorkloadConfig REDUCED =
       new SeedWorkloadConfig(
           4, 8, 10, 6_000, 0.5, 4, 0, 4, 4, 300, 0.5, 40, 0.6, 1, 5, 6_000, 0.02, 30, 16, 7);
+
+  /** The largest lag, model seconds, of a run whose agreement is judged (see the class doc). */
+  static final double MAX_LAG_SECONDS = 0.25;
 
   @Test
   void affineBeatsBlindAndBothAgreeWithTheSimulator() throws Exception {
@@ -56,6 +69,12 @@ class MultiModelAgreesWithSimulatorIT {
     log.print(Tables.comparison(r.measured(), r.simulatedRange()).plain());
     log.print(ModelBreakdown.table(r.measuredByModel()).plain());
     log.print(ModelBreakdown.table(r.simulatedByModel()).plain());
+    for (int i = 0; i < r.runs().size(); i++) {
+      String run = r.runs().get(i).figures().policy();
+      log.printf(Locale.ROOT, "%s: adapter slots real %s; simulated %s%n", run, r.measuredSlots().get(i),
+          r.exact().stream().filter(x -> x.label().equals(run)).findFirst().orElseThrow()
+              .result().diagnostics().loraSlotsTotal());
+    }
     String affine = Simulator.ModelRun.label("cache-aware", true);
     String blind = Simulator.ModelRun.label("cache-aware", false);
     assertThat(r.measured().policies()).extracting(PolicyFigures::policy).containsExactly(affine, blind);
@@ -95,6 +114,17 @@ class MultiModelAgreesWithSimulatorIT {
     assertThat(meanTtft(r.measured(), affine)).as("measured: affine beats blind")
         .isLessThan(meanTtft(r.measured(), blind));
     assertThat(agreements).extracting(Agreement::policy).containsExactly(affine, blind);
+    List<String> behind = new java.util.ArrayList<>();
+    for (MeasuredRun m : r.runs()) {
+      RunTrust trust = RunTrust.of(m, k, MAX_LAG_SECONDS);
+      log.println(trust.describe(m.figures().policy()));
+      if (!trust.trustworthy()) {
+        behind.add(trust.describe(m.figures().policy()));
+      }
+    }
+    if (!"true".equalsIgnoreCase(System.getenv("CI"))) {
+      assumeTrue(behind.isEmpty(), "the machine fell behind the model clock, so agreement is not judged: " + behind);
+    }
     assertThat(agreements).allSatisfy(a -> assertThat(a.within()).as(a.toString()).isTrue());
   }
 

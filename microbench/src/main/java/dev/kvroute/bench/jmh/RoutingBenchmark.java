@@ -59,8 +59,10 @@ import org.openjdk.jmh.annotations.Warmup;
  * </ul>
  *
  * <p>{@code tokenizerSpec} runs every benchmark with the default tokenizer ({@code o200k_base} over the
- * router's own chat rendering) and with the model's own ({@code hf}: Qwen3's tokenizer.json and chat
- * template, the whole conversation rendered, only its changed chunks encoded), in the same run.
+ * router's own chat rendering) and with the model's own ({@code hf:qwen3}, {@code hf:llama3_1}: the
+ * real Qwen3 and Llama 3.1 tokenizer.json and chat template, the history's tokens from the prefix
+ * cache, only the window rendered and its new chunk encoded), in the same run, so that each hf
+ * figure is read as a ratio to o200k's from that run (issue 14: within 1.5x at p50).
  *
  * <p>8 backends x 200K tokens, page 16, {@code cache-aware}
  * with default thresholds. The new message is drawn and the body assembled (and for
@@ -96,11 +98,12 @@ public class RoutingBenchmark {
     public int historyTokens;
 
     /**
-     * {@code o200k_base} (the default path), or {@code hf}: the real Qwen3 tokenizer.json and chat
-     * template from {@code $KVROUTE_TOKENIZERS_DIR/qwen3} (default {@code
-     * ~/.cache/kvroute-tokenizers/qwen3}, installed by {@code docker/ci/setup-tokenizers.sh}).
+     * {@code o200k_base} (the default path), or {@code hf:NAME}: the real tokenizer.json and chat
+     * template from {@code $KVROUTE_TOKENIZERS_DIR/NAME} (default {@code
+     * ~/.cache/kvroute-tokenizers/NAME}, installed by {@code docker/ci/setup-tokenizers.sh}); {@code
+     * hf} alone is {@code hf:qwen3}.
      */
-    @Param({"o200k_base", "hf"})
+    @Param({"o200k_base", "hf:qwen3", "hf:llama3_1"})
     public String tokenizerSpec;
 
     RequestParser parser;
@@ -117,8 +120,10 @@ public class RoutingBenchmark {
     public void setUp() throws InvalidRequestException, java.io.IOException {
       base = Tokenizer.defaultTokenizer();
       vocabulary = SingleTokenVocabulary.of(base);
-      tokenizer = tokenizerSpec.equals("hf")
-          ? TokenizerSpec.parse("hf:" + qwen3Dir()).load(java.time.InstantSource.system(), PromptTokenizer.DEFAULT_CACHE_BYTES)
+      boolean hf = tokenizerSpec.startsWith("hf");
+      tokenizer = hf
+          ? TokenizerSpec.parse("hf:" + modelDir(tokenizerSpec.equals("hf") ? "qwen3" : tokenizerSpec.substring(3)))
+              .load(java.time.InstantSource.system(), PromptTokenizer.DEFAULT_CACHE_BYTES)
           : PromptTokenizer.create(base);
       parser = RequestParser.create();
       core = RouterCore.create(
@@ -153,21 +158,21 @@ public class RoutingBenchmark {
       }
       byte[] check = nextBody();
       int[] expected = tokenizer.tokenize(parser.parse(Endpoint.CHAT_COMPLETIONS, check, name -> null));
-      if (!tokenizerSpec.equals("hf") && !java.util.Arrays.equals(expected, uncachedTokens(base, check))) {
+      if (!hf && !java.util.Arrays.equals(expected, uncachedTokens(base, check))) {
         throw new IllegalStateException("baselineUncached renders the prompt differently");
       }
     }
 
-    private static java.nio.file.Path qwen3Dir() {
+    private static java.nio.file.Path modelDir(String name) {
       String dir = System.getenv("KVROUTE_TOKENIZERS_DIR");
       java.nio.file.Path base = dir == null || dir.isBlank()
           ? java.nio.file.Path.of(System.getProperty("user.home"), ".cache", "kvroute-tokenizers")
           : java.nio.file.Path.of(dir);
-      java.nio.file.Path qwen3 = base.resolve("qwen3");
-      if (!java.nio.file.Files.isRegularFile(qwen3.resolve("tokenizer.json"))) {
-        throw new IllegalStateException("no Qwen3 tokenizer in " + qwen3 + " (run docker/ci/setup-tokenizers.sh)");
+      java.nio.file.Path model = base.resolve(name);
+      if (!java.nio.file.Files.isRegularFile(model.resolve("tokenizer.json"))) {
+        throw new IllegalStateException("no " + name + " tokenizer in " + model + " (run docker/ci/setup-tokenizers.sh)");
       }
-      return qwen3;
+      return model;
     }
 
     /** The request body with a new {@value #NEW_MESSAGE_TOKENS}-token user message. */

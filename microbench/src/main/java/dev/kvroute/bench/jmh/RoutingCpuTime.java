@@ -16,8 +16,8 @@ import java.util.Arrays;
  * {@code RoutingBenchmark.routeRequest}, one thread.
  *
  * <p>Run (after building {@code microbench/target/microbench.jar}; arguments: requests per round, rounds,
- * the last round is reported, and the tokenizer, {@code o200k_base} (default) or {@code hf} as in
- * {@code RoutingBenchmark}):
+ * the last round is reported, and the tokenizer, {@code o200k_base} (default), {@code hf:qwen3}
+ * ({@code hf} for short) or {@code hf:llama3_1} as in {@code RoutingBenchmark}):
  *
  * <pre>{@code
  * java -Xms1g -Xmx1g -cp microbench/target/microbench.jar dev.kvroute.bench.jmh.RoutingCpuTime 2000 3

@@ -9,6 +9,9 @@ import com.fasterxml.jackson.core.JsonToken;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.json.JsonMapper;
+import com.fasterxml.jackson.databind.node.BooleanNode;
+import com.fasterxml.jackson.databind.node.IntNode;
+import com.fasterxml.jackson.databind.node.LongNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import com.fasterxml.jackson.databind.node.TextNode;
 import java.io.IOException;
@@ -198,7 +201,7 @@ final class JsonRequestParser implements RequestParser {
           } else if (field.equals(promptField)) {
             b.prompt = null;
           }
-          b.root.set(field, (JsonNode) p.readValueAsTree());
+          b.root.set(field, tree(p));
         }
       }
       requireEnd(p);
@@ -235,6 +238,61 @@ final class JsonRequestParser implements RequestParser {
     }
   }
 
+  /** The roles most messages name, as shared nodes (a {@link TextNode} is immutable). */
+  private static final TextNode[] COMMON_STRINGS = {
+    TextNode.valueOf("user"), TextNode.valueOf("assistant"), TextNode.valueOf("system"), TextNode.valueOf("tool")
+  };
+
+  /**
+   * The value at the current token as {@code readValueAsTree} reads it with the default mapper: a
+   * string, a boolean and a 32- or 64-bit integer are built here (a common role as a shared node),
+   * anything else through {@code readValueAsTree}. Each {@code readValueAsTree} call builds a Jackson
+   * deserialization context, and a chat body has one per message and top-level field: on the proxy's
+   * hot path that was a measurable share of its time and allocation (docs/performance.md).
+   */
+  private static JsonNode tree(JsonParser p) throws IOException {
+    switch (p.currentToken()) {
+      case VALUE_STRING:
+        char[] c = p.getTextCharacters();
+        int off = p.getTextOffset();
+        int len = p.getTextLength();
+        for (TextNode common : COMMON_STRINGS) {
+          String v = common.textValue();
+          if (sameChars(v, c, off, len)) {
+            return common;
+          }
+        }
+        return TextNode.valueOf(p.getText());
+      case VALUE_TRUE:
+        return BooleanNode.TRUE;
+      case VALUE_FALSE:
+        return BooleanNode.FALSE;
+      case VALUE_NUMBER_INT:
+        JsonParser.NumberType type = p.getNumberType();
+        if (type == JsonParser.NumberType.INT) {
+          return IntNode.valueOf(p.getIntValue());
+        }
+        if (type == JsonParser.NumberType.LONG) {
+          return LongNode.valueOf(p.getLongValue());
+        }
+        return p.readValueAsTree();
+      default:
+        return p.readValueAsTree();
+    }
+  }
+
+  private static boolean sameChars(String s, char[] c, int off, int len) {
+    if (s.length() != len) {
+      return false;
+    }
+    for (int i = 0; i < len; i++) {
+      if (s.charAt(i) != c[off + i]) {
+        return false;
+      }
+    }
+    return true;
+  }
+
   /** Reads the elements of the array at the current {@code START_ARRAY}. */
   private static List<Object> readMessages(JsonParser p, byte[] body, int offset, int length)
       throws IOException {
@@ -263,10 +321,10 @@ final class JsonRequestParser implements RequestParser {
       JsonToken t = p.nextToken();
       switch (field) {
         case "role":
-          m.role = p.readValueAsTree();
+          m.role = tree(p);
           break;
         case "name":
-          m.name = p.readValueAsTree();
+          m.name = tree(p);
           break;
         case "content":
           m.contentSpan = t == JsonToken.VALUE_STRING ? span(p, body, offset, length) : null;

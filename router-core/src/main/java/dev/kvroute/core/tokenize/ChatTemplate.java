@@ -63,6 +63,10 @@ public final class ChatTemplate {
   private final Map<String, Object> specialTokens;
   private final boolean stringContent;
   private final InstantSource clock;
+  /** The Jinja sources (the default template, then the tool-use one if any). */
+  private final List<String> sources;
+  /** Whether a render reads the clock: 0 no, 1 the date only, 2 the time of day too. */
+  private final int clockUse;
 
   private ChatTemplate(
       String source, String toolSource, Map<String, Object> specialTokens, InstantSource clock) {
@@ -94,6 +98,10 @@ public final class ChatTemplate {
     global.registerFilter(new TrimFilter());
     this.defaultTemplate = parse(source);
     this.toolTemplate = toolSource == null ? defaultTemplate : parse(toolSource);
+    this.sources = toolSource == null ? List.of(source) : List.of(source, toolSource);
+    String all = String.join("\n", sources);
+    this.clockUse = !all.contains("strftime_now") ? 0
+        : Pattern.compile("%[HIMSpXcTRsfz]").matcher(all).find() ? 2 : 1;
     this.stringContent = !CONTENT_LOOP.matcher(source).find();
   }
 
@@ -155,6 +163,24 @@ public final class ChatTemplate {
    */
   public boolean stringContent() {
     return stringContent;
+  }
+
+  /** The Jinja sources: the default template, then the tool-use template if there is one. */
+  List<String> sources() {
+    return sources;
+  }
+
+  /**
+   * What of the clock a render may print, for keys of cached renderings: empty when the template
+   * never calls {@code strftime_now}, else the clock's UTC day, or its epoch second when a format
+   * in the source may print the time of day.
+   */
+  String clockKey() {
+    return switch (clockUse) {
+      case 0 -> "";
+      case 1 -> Long.toString(Math.floorDiv(clock.instant().getEpochSecond(), 86_400));
+      default -> Long.toString(clock.instant().getEpochSecond());
+    };
   }
 
   /** The special-token variables the template sees ({@code bos_token}, {@code eos_token}...). */

@@ -29,7 +29,9 @@ import java.util.concurrent.atomic.AtomicLong;
  * rendering minus the rendering of the window. A hit renders only the reduced conversation
  * {@code [m_0] ++ m_w .. m_{n-1}}, takes the text after the rendering of {@code [m_0]} alone
  * ({@code add_generation_prompt=false}), encodes that delta (chunk-cached) and appends it to the
- * entry's tokens.
+ * entry's tokens. The reduced conversation is rendered by substitution into a cached skeleton when
+ * its contents allow ({@link ContentSkeletons}: the template then runs once per conversation shape,
+ * not per request); the checks below hold it to the full rendering as well.
  *
  * <h2>When that equals a full rendering</h2>
  *
@@ -97,6 +99,8 @@ final class PrefixRenderCache {
   private final FullRender full;
   private final Cache<TextHash, Prefix> prefixes;
   private final Cache<TextHash, String> firstMessages;
+  /** The window's rendering without the template where its contents allow (see there). */
+  private final ContentSkeletons skeletons;
   private final AtomicLong hits = new AtomicLong();
   private final AtomicLong mismatches = new AtomicLong();
   private volatile boolean off;
@@ -117,6 +121,7 @@ final class PrefixRenderCache {
             (int) Math.min(Integer.MAX_VALUE, 4L * p.length + ENTRY_OVERHEAD_BYTES + 2L * p.tail.length()))
         .executor(Runnable::run)
         .build();
+    this.skeletons = new ContentSkeletons(template, Math.max(0, maxBytes / 16));
     this.firstMessages = Caffeine.newBuilder()
         .maximumWeight(Math.max(0, maxBytes / 16))
         .weigher((TextHash k, String s) -> (int) Math.min(Integer.MAX_VALUE, 2L * s.length() + 64))
@@ -132,6 +137,11 @@ final class PrefixRenderCache {
   /** Checked hits that differed from the full rendering (the cache is off after the first). */
   long mismatches() {
     return mismatches.get();
+  }
+
+  /** Window renderings answered by substitution into a cached skeleton ({@link ContentSkeletons}). */
+  long substitutedRenders() {
+    return skeletons.substituted();
   }
 
   /** Entries now. */
@@ -219,7 +229,7 @@ final class PrefixRenderCache {
     String red;
     String first;
     try {
-      red = template.render(reduced);
+      red = skeletons.render(reduced, keys[0]);
       first = firstMessage(keys[1], reduced);
     } catch (ChatTemplateException e) {
       return null; // the full rendering decides

@@ -31,7 +31,9 @@ import org.junit.jupiter.params.provider.ValueSource;
  * <p>{@link #everyPrefixFromTheCacheEqualsTheFullRendering}: every conversation of the corpus is
  * replayed a message at a time (the first {@code k} messages for each {@code k}), so each request
  * extends a cached prefix, and every answer must equal the full rendering of the same request (the
- * path the first test holds equal to transformers).
+ * path the first test holds equal to transformers); some of those windows are rendered by
+ * substitution ({@link ContentSkeletons}) and every text is encoded by the Java BPE
+ * ({@link ByteLevelBpe}), so both are held to the full rendering here.
  */
 class HfChatTemplateEquivalenceTest {
   private static final ObjectMapper MAPPER = new ObjectMapper();
@@ -123,6 +125,8 @@ class HfChatTemplateEquivalenceTest {
       }
     }
     assertThat(hf.prefixes().hits()).as("requests answered from a cached prefix").isGreaterThan(compared / 4);
+    assertThat(hf.prefixes().substitutedRenders()).as("windows rendered by substitution").isPositive();
+    assertThat(((HfTokenizer) hf.tokenizer()).encodesInJava()).as("encoded by the Java BPE throughout").isTrue();
     assertThat(mismatches).as("%s: %d of %d prefixes differ", model, mismatches.size(), compared).isEmpty();
     assertThat(hf.prefixes().mismatches()).isZero();
   }
