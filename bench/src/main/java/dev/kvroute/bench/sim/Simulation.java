@@ -321,16 +321,8 @@ final class Simulation {
       }
     }
 
-    SplittableRandom random = new SplittableRandom(session.requestSeed(conversation.turn()));
-    int[] indices = new int[turn.replyTokens()];
-    for (int i = 0; i < indices.length; i++) {
-      indices[i] = random.nextInt(vocabulary.size());
-    }
     long id = nextRequestId++;
-    SimRequests.InFlight<Reply> f =
-        new SimRequests.InFlight<>(
-            new Reply(conversation, vocabulary.text(indices)), session.index(), conversation.turn(), routed, now,
-            vocabulary.tokenIds(indices));
+    SimRequests.InFlight<Reply> f = inFlight(conversation, routed, now);
     requests.sent(id, f);
     LoraGate gate = gates.get(replica);
     gate.advanceTo(now, listeners.get(replica));
@@ -342,24 +334,27 @@ final class Simulation {
 
   /** A side session's request, straight to engine {@code replica}: no router, no lease. */
   private void sendDirect(Conversation conversation, RequestView view, int replica, long now) {
-    Session session = conversation.session();
-    Turn turn = conversation.currentTurn();
     SimRouter.Routed routed = new SimRouter.Routed(replica, sideTokenizer.tokenize(view), null, null, 0);
-    SplittableRandom random = new SplittableRandom(session.requestSeed(conversation.turn()));
-    int[] indices = new int[turn.replyTokens()];
-    for (int i = 0; i < indices.length; i++) {
-      indices[i] = random.nextInt(vocabulary.size());
-    }
     long id = nextRequestId++;
-    SimRequests.InFlight<Reply> f =
-        new SimRequests.InFlight<>(
-            new Reply(conversation, vocabulary.text(indices)), session.index(), conversation.turn(), routed, now,
-            vocabulary.tokenIds(indices));
+    SimRequests.InFlight<Reply> f = inFlight(conversation, routed, now);
     f.side = true;
     requests.sent(id, f);
     LoraGate gate = gates.get(replica);
     gate.advanceTo(now, listeners.get(replica));
     gate.submit(new EngineRequest(id, routed.promptTokens(), f.outputTokens, EngineRequest.LENGTH, null), now);
+  }
+
+  /** The in-flight record of the conversation's current turn: its reply drawn from the session's seed. */
+  private SimRequests.InFlight<Reply> inFlight(Conversation conversation, SimRouter.Routed routed, long now) {
+    Session session = conversation.session();
+    SplittableRandom random = new SplittableRandom(session.requestSeed(conversation.turn()));
+    int[] indices = new int[conversation.currentTurn().replyTokens()];
+    for (int i = 0; i < indices.length; i++) {
+      indices[i] = random.nextInt(vocabulary.size());
+    }
+    return new SimRequests.InFlight<>(
+        new Reply(conversation, vocabulary.text(indices)), session.index(), conversation.turn(), routed, now,
+        vocabulary.tokenIds(indices));
   }
 
   /** Schedules the conversation's next request at {@code timeNanos} plus the send jitter. */
