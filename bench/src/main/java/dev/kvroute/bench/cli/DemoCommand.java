@@ -9,6 +9,7 @@ import dev.kvroute.bench.report.Agreement;
 import dev.kvroute.bench.report.ReportDocument;
 import dev.kvroute.bench.report.ReportWriter;
 import dev.kvroute.bench.report.Tables;
+import dev.kvroute.bench.workload.SideTraffic;
 import java.io.PrintStream;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -73,6 +74,11 @@ public final class DemoCommand implements Callable<Integer> {
   public Integer call() throws Exception {
     long t0 = System.nanoTime();
     PrintStream log = System.err;
+    String refused = flagProblem(workload, sideLoad, multiModelOptions.dumpRequests);
+    if (refused != null) {
+      System.err.println("kvroute demo: " + refused);
+      return 2;
+    }
     double k;
     try {
       k = TimeScales.parse(timeScale, "--time-scale");
@@ -120,6 +126,38 @@ public final class DemoCommand implements Callable<Integer> {
     o.println("Wrote " + out.resolve("results.json") + ", simulated.json, results.md, index.html.");
     boolean errors = r.runs().stream().anyMatch(x -> x.load().errors() > 0);
     return errors ? 1 : 0;
+  }
+
+  /**
+   * What is wrong with the flags that only the chosen workload reads, checked before any calibration
+   * or run (a multi-model demo takes minutes; a bad value found at its end would lose it).
+   *
+   * @return null if nothing is, else the message ({@code --side-load} out of 0..{@value
+   *     SideTraffic#MAX_SHARE} or given to multi-model, which has no side traffic; {@code
+   *     --dump-requests} given to seed, which writes no request records, or naming a file that cannot
+   *     be created)
+   */
+  static String flagProblem(String workload, double sideLoad, Path dumpRequests) {
+    if (!(sideLoad >= 0 && sideLoad <= SideTraffic.MAX_SHARE)) {
+      return "--side-load: " + sideLoad + " (expected: 0.." + SideTraffic.MAX_SHARE + ")";
+    }
+    boolean multi = MultiModelCommands.NAME.equals(workload);
+    if (multi && sideLoad > 0) {
+      return "--side-load " + sideLoad + " with --workload multi-model (expected: --side-load only with the seed "
+          + "workload; the multi-model runs have no side traffic)";
+    }
+    if (!multi && dumpRequests != null) {
+      return "--dump-requests with --workload " + workload + " (expected: --workload multi-model; the seed "
+          + "workload writes no request records)";
+    }
+    if (dumpRequests != null) {
+      try {
+        MultiModelCommands.checkWritable(dumpRequests);
+      } catch (IllegalArgumentException e) {
+        return e.getMessage();
+      }
+    }
+    return null;
   }
 
   /** {@code --workload multi-model}: affine and blind per policy, written to {@link #out}. */

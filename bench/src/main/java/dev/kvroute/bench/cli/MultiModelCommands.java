@@ -115,6 +115,9 @@ final class MultiModelCommands {
       SeedWorkloadConfig config, MultiModelOptions options, SimPolicies policies, List<String> policyNames,
       double timeScale, boolean warmUp, int jitterRuns, PrintStream log) throws IOException, InterruptedException {
     long t0 = System.nanoTime();
+    if (options.dumpRequests != null) {
+      checkWritable(options.dumpRequests); // before the runs, not after minutes of them
+    }
     long intervalNanos = Math.round(options.loraScrapeSeconds / timeScale * 1e9);
     if (intervalNanos < 100_000_000L) {
       throw new IllegalArgumentException(String.format(
@@ -243,6 +246,29 @@ final class MultiModelCommands {
       }
     }
     return moved;
+  }
+
+  /**
+   * Creates {@code file} (empty) and its parent directories if missing, so that a {@code
+   * --dump-requests} path that cannot be written is refused before a run rather than after it.
+   *
+   * @throws IllegalArgumentException if it is a directory, or it or a parent cannot be created or written
+   */
+  static void checkWritable(Path file) {
+    if (Files.isDirectory(file)) {
+      throw new IllegalArgumentException("--dump-requests: " + file + " is a directory (expected: a file to write)");
+    }
+    try {
+      Path parent = file.toAbsolutePath().getParent();
+      if (parent != null) {
+        Files.createDirectories(parent);
+      }
+      Files.newOutputStream(file, java.nio.file.StandardOpenOption.CREATE, java.nio.file.StandardOpenOption.WRITE)
+          .close();
+    } catch (IOException | RuntimeException e) {
+      throw new IllegalArgumentException("--dump-requests: " + file + " cannot be written (" + e
+          + "; expected: a file in a writable directory)", e);
+    }
   }
 
   /** Writes every request of every real run and its exact simulated run as CSV (see {@code --dump-requests}). */
