@@ -35,7 +35,8 @@ import java.util.concurrent.CompletableFuture;
  *
  * <p>Answer: 200 when every backend answered 2xx, else 502; the body lists each backend's status and
  * body ({@code {"results": {"gpu-0": {"status": 200, "body": "Success: ..."}}}}). 400 for a body
- * without {@code lora_name} (and {@code lora_path} to load), 404 for a backend name not registered.
+ * without {@code lora_name} (and {@code lora_path} to load), or with either blank or an empty {@code
+ * backends} list, 404 for a backend name not registered.
  * vLLM serves these paths only with {@code VLLM_ALLOW_RUNTIME_LORA_UPDATING=True}; a backend without
  * it answers 404, which the result shows.
  *
@@ -64,8 +65,17 @@ final class LoraAdmin {
           ? "body: expected {\"lora_name\": ..., \"lora_path\": ..., \"backends\"?: [names]}"
           : "body: expected {\"lora_name\": ..., \"backends\"?: [names]}", null, true);
     }
+    if (body.path("lora_name").asText().isBlank() || (load && body.path("lora_path").asText().isBlank())) {
+      String field = body.path("lora_name").asText().isBlank() ? "lora_name" : "lora_path";
+      return HttpErrors.response(ctx.alloc(), HttpResponseStatus.BAD_REQUEST, field + ": empty (expected: "
+          + (field.equals("lora_name") ? "the adapter's name" : "the adapter's path on the engines") + ")", field, true);
+    }
     List<Backend> targets = new ArrayList<>();
     JsonNode named = body.get("backends");
+    if (named != null && named.isArray() && named.isEmpty()) {
+      return HttpErrors.response(ctx.alloc(), HttpResponseStatus.BAD_REQUEST, "backends: [] (expected: one or more "
+          + "backend names, or no \"backends\" for every backend)", "backends", true);
+    }
     if (named == null || named.isNull()) {
       targets.addAll(px.backends().all());
     } else {

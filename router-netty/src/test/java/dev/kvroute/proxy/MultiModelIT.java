@@ -306,4 +306,18 @@ final class MultiModelIT {
     assertThat(r.statusCode()).isEqualTo(404);
     assertThat(JSON.readTree(r.body()).at("/error/param").asText()).isEqualTo("backends");
   }
+
+  @Test
+  void anEmptyLoraNameOrBackendsListWasSentOnOrCalledNotFound() throws Exception {
+    URI admin = ROUTER.get().adminUri();
+    HttpResponse<String> noName = post(admin, "/admin/lora/load", "{\"lora_name\":\"\",\"lora_path\":\"/p\"}");
+    assertThat(noName.statusCode()).isEqualTo(400);
+    assertThat(JSON.readTree(noName.body()).at("/error/param").asText()).isEqualTo("lora_name");
+    HttpResponse<String> noPath = post(admin, "/admin/lora/load", "{\"lora_name\":\"x\",\"lora_path\":\" \"}");
+    assertThat(noPath.statusCode()).isEqualTo(400);
+    assertThat(JSON.readTree(noPath.body()).at("/error/param").asText()).isEqualTo("lora_path");
+    HttpResponse<String> noBackends = post(admin, "/admin/lora/unload", "{\"lora_name\":\"x\",\"backends\":[]}");
+    assertThat(noBackends.statusCode()).isEqualTo(400);
+    assertThat(JSON.readTree(noBackends.body()).at("/error/param").asText()).isEqualTo("backends");
+  }
 }
