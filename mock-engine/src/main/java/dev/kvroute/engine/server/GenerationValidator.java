@@ -451,13 +451,12 @@ final class GenerationValidator {
     if (v == null || v.isNull()) {
       return dflt;
     }
-    // Like pydantic's lax mode: 5 and 5.0 are integers, 5.5 and "5" are not.
-    boolean integral = v.isIntegralNumber()
-        || (v.isFloatingPointNumber() && v.asDouble() == Math.rint(v.asDouble()));
-    if (!integral || !v.canConvertToInt()) {
+    // pydantic's lax mode, as vLLM reads it: 5, 5.0, "5" and true are integers, 5.5 and "x" are not.
+    LaxInteger.Result lax = LaxInteger.of(v);
+    if (!lax.ok() || lax.value() != lax.intValue()) {
       throw new IllegalArgumentException(field + ": expected an integer, got " + v);
     }
-    int i = v.asInt();
+    int i = lax.intValue();
     if (i < min) {
       throw new IllegalArgumentException(field + ": " + i + " (expected: >= " + min + ")");
     }

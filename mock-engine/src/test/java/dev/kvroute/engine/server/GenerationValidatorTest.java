@@ -118,7 +118,7 @@ final class GenerationValidatorTest {
         {",\"n\":1.5", "n: expected an integer, got 1.5"},
         {",\"min_tokens\":-1", "min_tokens: -1 (expected: >= 0)"},
         {",\"temperature\":\"hot\"", "temperature: expected a number, got \"hot\""},
-        {",\"top_k\":\"5\"", "top_k: expected an integer, got \"5\""},
+        {",\"top_k\":\"five\"", "top_k: expected an integer, got \"five\""},
     };
     for (String[] c : cases) {
       Rejection r = rejected(Endpoint.CHAT_COMPLETIONS, chat(c[0]));
@@ -129,6 +129,13 @@ final class GenerationValidatorTest {
     // pydantic's lax mode: a numeric string is a float, 5.0 is an integer
     assertThat(valid(Endpoint.CHAT_COMPLETIONS, chat(",\"top_p\":\"0.5\",\"top_k\":5.0,\"max_tokens\":1")).n())
         .isEqualTo(1);
+  }
+
+  @Test
+  void nAsAStringWasRefusedThoughVllmsPydanticAcceptsIt() throws Exception {
+    assertThat(valid(Endpoint.CHAT_COMPLETIONS, chat(",\"n\":\"2\",\"max_tokens\":\"3\",\"top_k\":\"5\"")).n())
+        .isEqualTo(2);
+    assertThat(valid(Endpoint.CHAT_COMPLETIONS, chat(",\"n\":true")).n()).isEqualTo(1);
   }
 
   @Test

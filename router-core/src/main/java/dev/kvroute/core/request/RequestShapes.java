@@ -275,12 +275,22 @@ final class RequestShapes {
     return nonNegativeInt(parent, field, field);
   }
 
-  /** A non-negative integer (a whole float such as {@code 16.0} too), or -1 when absent. */
+  /**
+   * A non-negative integer, or -1 when absent: a whole float such as {@code 16.0} too, and, as
+   * vLLM's pydantic models read an {@code int} in lax mode ({@link LaxInteger}), a string holding one
+   * ({@code "16"}) or a boolean.
+   */
   static int nonNegativeInt(JsonNode parent, String field, String at)
       throws InvalidRequestException {
     JsonNode node = parent.get(field);
     if (isAbsent(node)) {
       return -1;
+    }
+    if (node.isTextual() || node.isBoolean()) {
+      LaxInteger.Result r = LaxInteger.of(node);
+      if (r.ok() && r.value() >= 0 && r.value() <= Integer.MAX_VALUE) {
+        return (int) r.value();
+      }
     }
     if (node.isNumber()) {
       double v = node.doubleValue();

@@ -44,6 +44,16 @@ class RequestParserTest {
   }
 
   @Test
+  void maxTokensAsAStringWasRefusedThoughVllmsPydanticAcceptsIt() throws Exception {
+    assertThat(chat("{'max_tokens':'9','messages':[{'role':'user','content':'x'}]}").maxTokens()).isEqualTo(9);
+    assertThat(chat("{'max_tokens':' 1_000 ','messages':[{'role':'user','content':'x'}]}").maxTokens())
+        .isEqualTo(1000);
+    assertThat(chat("{'max_completion_tokens':'12.0','messages':[{'role':'user','content':'x'}]}").maxTokens())
+        .isEqualTo(12);
+    assertThat(chat("{'max_tokens':true,'messages':[{'role':'user','content':'x'}]}").maxTokens()).isEqualTo(1);
+  }
+
+  @Test
   void maxCompletionTokensWinsOverMaxTokensAndDefaultsAreAbsent() throws Exception {
     assertThat(
             chat("{'max_completion_tokens':10,'max_tokens':99,'messages':[{'role':'user','content':'x'}]}")
@@ -278,7 +288,8 @@ class RequestParserTest {
         "CHAT_COMPLETIONS | {'messages':[{'role':'assistant','tool_calls':[{'function':{'name':'f','arguments':3}}]}]} | messages.0.tool_calls.0.function.arguments: expected a JSON string or an object, got a number | messages.0.tool_calls.0.function.arguments",
         "CHAT_COMPLETIONS | {'model':5,'messages':[{'role':'user','content':'x'}]} | model: expected a string, got a number | model",
         "CHAT_COMPLETIONS | {'stream':'yes','messages':[{'role':'user','content':'x'}]} | stream: expected a boolean, got a string | stream",
-        "CHAT_COMPLETIONS | {'max_tokens':'9','messages':[{'role':'user','content':'x'}]} | max_tokens: expected a non-negative integer, got a string | max_tokens",
+        "CHAT_COMPLETIONS | {'max_tokens':'nine','messages':[{'role':'user','content':'x'}]} | max_tokens: expected a non-negative integer, got a string | max_tokens",
+        "CHAT_COMPLETIONS | {'max_tokens':'-9','messages':[{'role':'user','content':'x'}]} | max_tokens: expected a non-negative integer, got a string | max_tokens",
         "CHAT_COMPLETIONS | {'max_tokens':-1,'messages':[{'role':'user','content':'x'}]} | max_tokens: -1 (expected: a non-negative integer up to 2147483647) | max_tokens",
         "CHAT_COMPLETIONS | {'max_completion_tokens':1.5,'messages':[{'role':'user','content':'x'}]} | max_completion_tokens: 1.5 (expected: a non-negative integer up to 2147483647) | max_completion_tokens",
         "CHAT_COMPLETIONS | {'user':{'id':1},'messages':[{'role':'user','content':'x'}]} | user: expected a string, got an object | user",
