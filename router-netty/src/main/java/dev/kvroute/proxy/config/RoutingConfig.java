@@ -57,6 +57,10 @@ public record RoutingConfig(
     spec("tokenizer", tokenizer);
     tokenizers = tokenizers == null ? java.util.Map.of() : java.util.Map.copyOf(tokenizers);
     for (java.util.Map.Entry<String, String> e : tokenizers.entrySet()) {
+      if (e.getKey().isBlank()) {
+        throw new IllegalArgumentException("tokenizers: \"" + e.getKey() + "\"=" + e.getValue()
+            + " (expected: a model name before the =, as requests give it in \"model\")");
+      }
       spec("tokenizers." + e.getKey(), e.getValue());
     }
     Checks.range("pageSizeTokens", pageSizeTokens, 1, 4096);
