@@ -152,8 +152,16 @@ public final class SelfWarmUp {
   /**
    * The real configuration with what must not leak out of the warm-up replaced: loopback on an
    * ephemeral port, no admin listener, no discovery, no KV-event subscriptions, no mock fleet, and
-   * the zero-cost backends as the only backends.
+   * the zero-cost backends as the only backends, and a {@code /tokenize} deadline of at least
+   * {@link #WARM_UP_TOKENIZE_DEADLINE}.
    */
+  /** The throwaway proxy's {@code /tokenize} deadline at least (its backends answer at once once warm). */
+  static final Duration WARM_UP_TOKENIZE_DEADLINE = Duration.ofSeconds(10);
+
+  private static Duration max(Duration a, Duration b) {
+    return a.compareTo(b) >= 0 ? a : b;
+  }
+
   static ProxyConfig throwaway(ProxyConfig config, List<URI> backends) {
     long capacity = config.routing().defaultCapacityTokens();
     List<BackendConfig> list = new ArrayList<>();
@@ -169,6 +177,10 @@ public final class SelfWarmUp {
         .withMockBackends(0)
         .withDiscovery(DiscoveryConfig.off())
         .withIndex(config.index().withMode("approximate"))
+        // a cold JVM may take longer than the real deadline: without this the engine tokenizer falls
+        // back and logs a WARN naming a warm-up-N backend at every start
+        .withRouting(config.routing().withEngineTokenizer(
+            max(config.routing().tokenizerTimeout(), WARM_UP_TOKENIZE_DEADLINE), config.routing().tokenizerReuse()))
         .withBackends(list);
   }
 

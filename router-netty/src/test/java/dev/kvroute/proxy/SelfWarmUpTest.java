@@ -41,7 +41,22 @@ final class SelfWarmUpTest {
     assertThat(warm.backends()).extracting(BackendConfig::url)
         .containsExactly(URI.create("http://127.0.0.1:4567"), URI.create("http://127.0.0.1:4568"));
     assertThat(warm.policy()).isEqualTo(real.policy());
-    assertThat(warm.routing()).isEqualTo(real.routing());
+    assertThat(warm.routing().tokenizer()).isEqualTo(real.routing().tokenizer());
+    assertThat(warm.routing().pageSizeTokens()).isEqualTo(real.routing().pageSizeTokens());
+  }
+
+  @Test
+  void aColdWarmUpFellBackFromTheEngineTokenizerAndLoggedAWarnNamingWarmUpBackends() {
+    ProxyConfig real = ProxyConfig.defaults()
+        .withBackendUrls(List.of(URI.create("http://10.1.2.3:8000")))
+        .withMockBackends(0);
+    real = real.withRouting(real.routing().withEngineTokenizer(Duration.ofMillis(200), 0.5));
+    ProxyConfig warm = SelfWarmUp.throwaway(real, List.of(URI.create("http://127.0.0.1:4567")));
+    assertThat(warm.routing().tokenizerTimeout()).isEqualTo(SelfWarmUp.WARM_UP_TOKENIZE_DEADLINE);
+    assertThat(warm.routing().tokenizerReuse()).isEqualTo(0.5);
+    ProxyConfig slow = real.withRouting(real.routing().withEngineTokenizer(Duration.ofSeconds(30), 0.5));
+    assertThat(SelfWarmUp.throwaway(slow, List.of(URI.create("http://127.0.0.1:4567"))).routing().tokenizerTimeout())
+        .isEqualTo(Duration.ofSeconds(30));
   }
 
   @Test
