@@ -84,6 +84,26 @@ class KvEventsIT {
     return MAPPER.readTree(r.body()).at("/usage/prompt_tokens_details/cached_tokens").asInt();
   }
 
+  /**
+   * Waits until the subscription is live, then reads up to the last batch sent so far. A PUB socket
+   * drops what it sends before a subscriber's subscription reaches it (ZMQ's slow joiner): the whole
+   * run below takes about 0.1 s, and once in CI it was over before the SUB had joined. Resetting the
+   * empty cache publishes a lone AllBlocksCleared, so the probe changes nothing the test checks.
+   */
+  private void awaitSubscribed() {
+    Message[] first = new Message[1];
+    await().atMost(Duration.ofSeconds(60)).until(() -> {
+      server.resetPrefixCache();
+      first[0] = client.receive(100);
+      return first[0] != null;
+    });
+    long lastProbe = server.kvEventBatchesPublished() - 1;
+    for (Message m = first[0]; m.seq() < lastProbe; ) {
+      m = client.receive(5_000);
+      assertThat(m).as("the probes' batches up to " + lastProbe).isNotNull();
+    }
+  }
+
   /** Live messages until one holds AllBlocksCleared (the run's last batch). */
   private List<Message> receiveUntilCleared() {
     List<Message> live = new ArrayList<>();
@@ -102,6 +122,7 @@ class KvEventsIT {
   void everyCacheChangeIsPublishedInOrderAndReplayable(KvEventLayout layout, BlockHashFormat format) throws Exception {
     start(layout, format, 10_000);
     double startSeconds = System.currentTimeMillis() / 1e3;
+    awaitSubscribed();
     String first = MockEngineServerIT.words(1, 200);
     int[] firstTokens = tokenize(first);
     assertThat(chat(first)).isZero();
