@@ -13,7 +13,7 @@
 #        requests after /ready, JIT threads included), CDS (1: with JAR, use the launcher's class-data
 #        sharing archive for it, trained first when missing); with FIRST or FIRST_REQ it also prints the
 #        JIT compilations and JIT CPU between /ready and the end of those first requests
-# The measured run is recorded by JFR (settings=profile) into OUT/POLICY.jfr: allocation per request is
+# JFR (settings=profile) records from the start; the measured run is dumped into OUT/POLICY.jfr: allocation per request is
 # the sum of every thread's jdk.ThreadAllocationStatistics delta over it, divided by the requests the
 # router counted (kvroute_requests_total). CPU per request leaves out the JIT compiler threads.
 # Loopback only; bounded by DUR plus the warm-up (5-second wrk runs until WARM_REQ requests).
@@ -117,8 +117,15 @@ jit_ticks() {
   done
   echo "$t"
 }
+# JFR's profile settings, with each thread's allocation counter sampled every second (not only at
+# chunk boundaries), so the measured run's dump holds its first and last values
+java_home=$(java -XshowSettings:properties -version 2>&1 | awk -F' = ' '/java.home/ {print $2}')
+sed '/jdk.ThreadAllocationStatistics/,/<\/event>/ s/everyChunk/1 s/' "$java_home/lib/jfr/profile.jfc" >"$work/profile.jfc"
 for policy in "${policies[@]}"; do
   opts=${KVROUTE_JAVA_OPTS:--XX:+UseParallelGC -Xms512m}
+  # JFR records from the start: started later (jcmd JFR.start), it makes the JIT recompile the
+  # request path during the measured run, which then measures the compiler, not the proxy
+  opts="$opts -XX:StartFlightRecording=name=p,settings=$work/profile.jfc"
   # JAR: a copy of kvroute.jar to measure instead of the launcher's (a before/after pair in one run)
   launch=(./kvroute)
   cds=()
@@ -160,11 +167,11 @@ for policy in "${policies[@]}"; do
   fi
   # warm-up by count, not time: on a busy machine the JIT gets its share late
   while [ "$(served "$PORT")" -lt "$WARM_REQ" ]; do load "$PORT" 5 >/dev/null; done
-  jcmd "$kv" JFR.start name=p settings=profile filename="$OUT/$policy.jfr" >/dev/null
+  begin=$(date +%H:%M:%S)
   n0=$(served "$PORT"); c0=$(cpu_ticks "$kv"); a0=$(cpu_ticks "$kv" all)
   r=$(load "$PORT" "$DUR")
   c1=$(cpu_ticks "$kv"); a1=$(cpu_ticks "$kv" all); n1=$(served "$PORT")
-  jcmd "$kv" JFR.stop name=p >/dev/null
+  jcmd "$kv" JFR.dump name=p begin="$begin" filename="$OUT/$policy.jfr" >/dev/null
   req=$((n1 - n0)); [ "$req" -gt 0 ] || req=1
   # heap bytes allocated by every thread over the recording (JFR's per-thread counters, first to last)
   alloc=$(jfr print --json --events jdk.ThreadAllocationStatistics "$OUT/$policy.jfr" | python3 -c '
