@@ -9,6 +9,7 @@ import dev.kvroute.core.policy.Decision;
 import dev.kvroute.core.policy.RoutingContext;
 import dev.kvroute.core.policy.RoutingPolicy;
 import dev.kvroute.core.request.RequestView;
+import dev.kvroute.core.tokenize.PrefixedTokens;
 import dev.kvroute.core.tokenize.PromptTokenizer;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -78,7 +79,22 @@ final class DefaultRouterCore implements RouterCore {
 
   @Override
   public Routed route(RequestView view, Collection<BackendId> healthy) {
-    return route(tokenizer.tokenize(view), view.sessionKey(), healthy);
+    return route(view, 0L, healthy);
+  }
+
+  /**
+   * Tokenizes {@code view} with what its tokenizer kept of an earlier prompt with the same leading
+   * messages ({@link PromptTokenizer#tokenizePrefixed}): the prompt hashes only the pages after them,
+   * then leaves its own tokens and page hashes for the next turn. The decision is the same as
+   * routing {@link #tokens(RequestView)}.
+   */
+  @Override
+  public Routed route(RequestView view, long namespace, Collection<BackendId> healthy) {
+    PrefixedTokens t = tokenizer.tokenizePrefixed(view);
+    PrefixIndex.Prompt prompt = index.prompt(t.tokens(), namespace, t.knownPageHashes(), t.sharedTokens());
+    Routed routed = route(prompt, view.sessionKey(), healthy);
+    t.remember(prompt.pageHashes());
+    return routed;
   }
 
   @Override
@@ -90,6 +106,11 @@ final class DefaultRouterCore implements RouterCore {
   public Routed route(int[] promptTokens, String sessionKey, long namespace, Collection<BackendId> healthy) {
     // hashed once for match and insert
     PrefixIndex.Prompt prompt = namespace == 0 ? index.prompt(promptTokens) : index.prompt(promptTokens, namespace);
+    return route(prompt, sessionKey, healthy);
+  }
+
+  private Routed route(PrefixIndex.Prompt prompt, String sessionKey, Collection<BackendId> healthy) {
+    int[] promptTokens = prompt.tokens();
     Decision decision = policy.choose(context(prompt, sessionKey, healthy));
     BackendId chosen = decision.backend();
     int predicted = Math.min(decision.matchedTokens(), promptTokens.length);

@@ -4,7 +4,9 @@ import java.util.Objects;
 
 /**
  * A prompt whose chained page hashes ({@link PageHash}) are computed on first use and kept, so that
- * a match and an insert of the same prompt hash it once. Hashing is O(pages), each page once.
+ * a match and an insert of the same prompt hash it once. Hashing is O(pages), each page once. A prompt
+ * may start from the hashes an earlier prompt with the same leading tokens computed ({@link
+ * PageHashes}): it then hashes only the pages after those.
  *
  * <p>Not thread-safe: one prompt belongs to one request.
  */
@@ -27,6 +29,23 @@ final class HashedPrompt implements PrefixIndex.Prompt {
     this.namespace = namespace;
   }
 
+  /**
+   * A prompt in {@code namespace} whose first {@code knownPages} page hashes are {@code known}'s (the
+   * caller guarantees that those pages' tokens, and so their chain, are the same as the prompt {@code
+   * known} came from), at most {@code known.pages()} and this prompt's pages.
+   */
+  HashedPrompt(int[] tokens, int pageSize, long namespace, PageHashes known, int knownPages) {
+    this(tokens, pageSize, namespace);
+    if (!known.fits(pageSize, namespace) || knownPages < 0 || knownPages > known.pages()) {
+      throw new IllegalArgumentException("known: " + known.pages() + " pages at page size "
+          + known.pageSize() + " for " + knownPages + " pages at page size " + pageSize
+          + " (expected: the same page size and namespace, and at most its pages)");
+    }
+    int n = Math.min(knownPages, hashes.length);
+    known.copyTo(hashes, n);
+    computed = n;
+  }
+
   @Override
   public int[] tokens() {
     return tokens;
@@ -44,6 +63,13 @@ final class HashedPrompt implements PrefixIndex.Prompt {
   /** Whole pages of the prompt. */
   int pages() {
     return hashes.length;
+  }
+
+  @Override
+  public PageHashes pageHashes() {
+    // once every page is hashed the array is never written again: shared rather than copied
+    long[] kept = computed == hashes.length ? hashes : java.util.Arrays.copyOf(hashes, computed);
+    return new PageHashes(pageSize, namespace, kept, computed);
   }
 
   /** The chained hash of page {@code d} (0-based), {@code d} below {@link #pages()}. */

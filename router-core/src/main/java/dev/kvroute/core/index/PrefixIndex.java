@@ -75,6 +75,15 @@ public interface PrefixIndex {
     default long namespace() {
       return 0L;
     }
+
+    /**
+     * The page hashes this prompt has computed so far (for the radix index, every page once it was
+     * inserted), for {@link #prompt(int[], long, PageHashes, int)} of a later prompt that starts with
+     * the same tokens; {@link PageHashes#NONE} for a prompt that keeps none (the default).
+     */
+    default PageHashes pageHashes() {
+      return PageHashes.NONE;
+    }
   }
 
   /** {@code tokens} prepared for {@link #match(Prompt)} and {@link #insert(BackendId, Prompt)}. */
@@ -103,6 +112,26 @@ public interface PrefixIndex {
         return namespace;
       }
     };
+  }
+
+  /**
+   * As {@link #prompt(int[], long)}, taking the hashes of its first pages from {@code known} instead
+   * of computing them: the caller guarantees that {@code tokens}' first {@code sharedTokens} tokens
+   * are the first tokens of the prompt {@code known} came from ({@link Prompt#pageHashes()}). Pages
+   * wholly inside those tokens (at most {@code known.pages()}) are taken; a page that ends past them
+   * (a prefix ending mid-page) and every later page are hashed as usual, so the prompt's page hashes
+   * are exactly those {@link #prompt(int[], long)} computes. Hashes of another page size or namespace
+   * are ignored. The default ignores {@code known}.
+   *
+   * @throws IllegalArgumentException if {@code sharedTokens} is negative or above {@code tokens.length}
+   */
+  default Prompt prompt(int[] tokens, long namespace, PageHashes known, int sharedTokens) {
+    java.util.Objects.requireNonNull(known, "known");
+    if (sharedTokens < 0 || sharedTokens > tokens.length) {
+      throw new IllegalArgumentException("sharedTokens: " + sharedTokens + " (expected: 0 to "
+          + tokens.length + ", the prompt's tokens)");
+    }
+    return prompt(tokens, namespace);
   }
 
   /**

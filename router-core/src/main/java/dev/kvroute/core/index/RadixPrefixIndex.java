@@ -203,6 +203,15 @@ final class RadixPrefixIndex implements PrefixIndex {
     return new HashedPrompt(tokens, pageSize, namespace);
   }
 
+  @Override
+  public Prompt prompt(int[] tokens, long namespace, PageHashes known, int sharedTokens) {
+    PrefixIndex.super.prompt(tokens, namespace, known, sharedTokens); // checks the arguments
+    if (!known.fits(pageSize, namespace)) {
+      return new HashedPrompt(tokens, pageSize, namespace);
+    }
+    return new HashedPrompt(tokens, pageSize, namespace, known, Math.min(known.pages(), sharedTokens / pageSize));
+  }
+
   private HashedPrompt hashed(Prompt prompt) {
     Objects.requireNonNull(prompt, "prompt");
     if (prompt instanceof HashedPrompt h && h.pageSize() == pageSize) {

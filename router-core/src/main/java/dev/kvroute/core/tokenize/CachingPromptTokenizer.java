@@ -12,13 +12,24 @@ import java.util.Objects;
  * {@link PromptTokenizer} with a Caffeine piece cache keyed by {@link TextHash} and bounded by
  * estimated bytes. A piece's text is asked for (and, for a segment parsed from a body, decoded) only
  * on a miss.
+ *
+ * <p>{@link #tokenizePrefixed} also keeps chat prompts by their whole messages ({@link
+ * MessagePrefixCache}, a quarter of the piece cache's bound): a prompt whose messages extend a kept
+ * prompt's (a conversation's next turn; up to {@value #PREFIX_PROBES} messages more) copies the kept
+ * tokens at once and looks up only its new messages' pieces. The tokens are the same as {@link
+ * #tokenize(RequestView)}'s.
  */
 final class CachingPromptTokenizer implements PromptTokenizer {
   private static final List<String> COMMON_ROLES =
       List.of("system", "developer", "user", "assistant", "tool", "function");
 
+  /** How many message-prefix lengths a prompt tries, longest (all its messages) first. */
+  static final int PREFIX_PROBES = 4;
+
   private final Tokenizer tokenizer;
   private final PieceCache cache;
+  private final MessagePrefixCache prefixes;
+  private final Map<String, TextHash> commonRoleHashes;
   private final Map<String, int[]> commonHeaders;
   private final int[] imEnd;
   private final int[] generationPrompt;
@@ -26,11 +37,15 @@ final class CachingPromptTokenizer implements PromptTokenizer {
   CachingPromptTokenizer(Tokenizer tokenizer, long maxCacheBytes) {
     this.tokenizer = Objects.requireNonNull(tokenizer, "tokenizer");
     this.cache = new PieceCache(maxCacheBytes);
+    this.prefixes = new MessagePrefixCache(maxCacheBytes / 4);
     Map<String, int[]> headers = new java.util.HashMap<>();
+    Map<String, TextHash> roleHashes = new java.util.HashMap<>();
     for (String role : COMMON_ROLES) {
       headers.put(role, tokenizer.encode(header(role)));
+      roleHashes.put(role, TextHash.of(role));
     }
     this.commonHeaders = Map.copyOf(headers);
+    this.commonRoleHashes = Map.copyOf(roleHashes);
     this.imEnd = tokenizer.encode(IM_END);
     this.generationPrompt = tokenizer.encode(GENERATION_PROMPT);
   }
@@ -76,6 +91,84 @@ final class CachingPromptTokenizer implements PromptTokenizer {
       at += p.length;
     }
     return out;
+  }
+
+  @Override
+  public PrefixedTokens tokenizePrefixed(RequestView view) {
+    List<PromptSegment> segments = view.segments();
+    int n = segments.size();
+    if (view.endpoint() != Endpoint.CHAT_COMPLETIONS || n == 0) {
+      return PrefixedTokens.of(tokenize(view));
+    }
+    // the keys of the last PREFIX_PROBES message prefixes: keys[j] is that of the first n - j messages
+    int probes = Math.min(PREFIX_PROBES, n);
+    MessagePrefixCache.Key[] keys = new MessagePrefixCache.Key[probes];
+    MessagePrefixCache.Key key = MessagePrefixCache.Key.EMPTY;
+    for (int i = 0; i < n; i++) {
+      PromptSegment s = segments.get(i);
+      if (s.isTokens()) {
+        return PrefixedTokens.of(tokenize(view));
+      }
+      key = key.then(roleHash(role(s)), s.textHash());
+      if (i >= n - probes) {
+        keys[n - 1 - i] = key;
+      }
+    }
+    MessagePrefixCache.Entry known = null;
+    int from = 0; // the first message not in the known prompt
+    int j = 0;
+    for (; j < probes; j++) {
+      known = prefixes.get(keys[j]);
+      if (known != null) {
+        from = n - j;
+        break;
+      }
+    }
+    int[][] pieces = new int[3 * (n - from) + 1][];
+    int p = 0;
+    long total = known == null ? 0 : known.messageTokens();
+    for (int i = from; i < n; i++) {
+      PromptSegment s = segments.get(i);
+      pieces[p++] = headerTokens(role(s));
+      pieces[p++] = tokens(s);
+      pieces[p++] = imEnd;
+      total += pieces[p - 3].length + pieces[p - 2].length + imEnd.length;
+    }
+    pieces[p] = generationPrompt;
+    total += generationPrompt.length;
+    if (total > Integer.MAX_VALUE - 8) {
+      throw new IllegalArgumentException("prompt: " + total + " tokens (expected: fewer than 2^31)");
+    }
+    int[] out = new int[(int) total];
+    int at = 0;
+    if (known != null) {
+      System.arraycopy(known.tokens(), 0, out, 0, known.messageTokens());
+      at = known.messageTokens();
+    }
+    for (int[] piece : pieces) {
+      System.arraycopy(piece, 0, out, at, piece.length);
+      at += piece.length;
+    }
+    return PrefixedTokens.cached(out, prefixes, keys[0], out.length - generationPrompt.length,
+        known == null ? null : keys[j], known);
+  }
+
+  private static String role(PromptSegment s) {
+    return s.role() == null ? "user" : s.role();
+  }
+
+  private TextHash roleHash(String role) {
+    TextHash h = commonRoleHashes.get(role);
+    return h != null ? h : TextHash.of(role);
+  }
+
+  /** The chat prompts kept by their messages, and their estimated heap bytes; for metrics and tests. */
+  long cachedPrompts() {
+    return prefixes.size();
+  }
+
+  long cachedPromptBytes() {
+    return prefixes.estimatedBytes();
   }
 
   /** A segment's tokens: its ids as given, or its text's tokens through the cache. */

@@ -47,6 +47,15 @@ public interface PromptTokenizer {
   /** The prompt tokens of {@code view}, rendered as described in the type's documentation. */
   int[] tokenize(RequestView view);
 
+  /**
+   * The prompt tokens of {@code view}, as {@link #tokenize(RequestView)}, with the page hashes an
+   * earlier prompt of the same leading messages left for them ({@link PrefixedTokens}). The default
+   * knows none; the piece-cache tokenizer ({@link #create}) keeps chat prompts by their messages.
+   */
+  default PrefixedTokens tokenizePrefixed(RequestView view) {
+    return PrefixedTokens.of(tokenize(view));
+  }
+
   /** The prompt tokens of {@code segments} as {@code endpoint} renders them. */
   int[] tokenize(Endpoint endpoint, List<PromptSegment> segments);
 

@@ -73,6 +73,11 @@ public final class TokenizerRegistry {
       }
 
       @Override
+      public PrefixedTokens tokenizePrefixed(RequestView view) {
+        return forModel(view.model()).tokenizePrefixed(view);
+      }
+
+      @Override
       public int[] tokenize(Endpoint endpoint, List<PromptSegment> segments) {
         return defaultTokenizer.tokenize(endpoint, segments);
       }

@@ -1,0 +1,131 @@
+package dev.kvroute.core.tokenize;
+
+import dev.kvroute.core.index.PageHashes;
+import dev.kvroute.core.request.TextHash;
+import java.util.Iterator;
+import java.util.LinkedHashMap;
+
+/**
+ * The chat prompts a {@link CachingPromptTokenizer} assembled, keyed by their whole messages, so that
+ * the next turn of a conversation (the same messages plus new ones) copies their tokens at once and
+ * takes their page hashes instead of looking up every message's pieces and hashing every page again.
+ *
+ * <p>Key: a 128-bit chain over the messages, in order, of each message's role and text {@link
+ * TextHash} (the piece cache's keys), plus the message count. Each step mixes the four 61-bit halves
+ * into two 64-bit lanes with different multipliers and rotations (xxHash's primes and rounds), so two
+ * different message lists share a key with probability about {@code 2^-128} for unrelated inputs;
+ * {@link TextHash} values are keyed by points secret to the process, so a client cannot craft a
+ * collision. A collision would only make the router assume another conversation's prompt tokens for
+ * routing (the request itself is forwarded as sent).
+ *
+ * <p>Value: the prompt's token array (shared with the routed request, never written), how many of
+ * its tokens are its messages' (the rest is the generation prompt), and the page hashes the prefix
+ * index computed for it. Bounded by an estimate of heap bytes: {@code 4 × tokens + }the page hashes'
+ * bytes {@code + }{@value #ENTRY_OVERHEAD_BYTES} per prompt; the least recently used prompts go
+ * first. Least recently used rather than Caffeine's W-TinyLFU: each prompt is written once and read
+ * once, by its conversation's next turn, and TinyLFU's admission prefers entries read before (or
+ * kept longer) over a newly written one, so at its bound it would keep finished conversations' prompts
+ * and refuse the new turns'. A conversation's next turn then drops the prompt it extended ({@link
+ * PrefixedTokens#remember}), so a conversation holds one entry.
+ *
+ * <p>Thread-safe: one lock around a map operation of O(1) (an eviction of {@code k} prompts, O(k));
+ * the token assembly and hashing happen outside it.
+ */
+final class MessagePrefixCache {
+  /** Per cached prompt besides its arrays: key, entry, map node and array headers, rounded up. */
+  static final int ENTRY_OVERHEAD_BYTES = 192;
+
+  private static final long P1 = 0x9E3779B185EBCA87L;
+  private static final long P2 = 0xC2B2AE3D27D4EB4FL;
+  private static final long P3 = 0x165667B19E3779F9L;
+  private static final long P4 = 0x85EBCA77C2B2AE63L;
+
+  /** The key of a prompt's first {@code messages} messages. */
+  record Key(long a, long b, int messages) {
+    static final Key EMPTY = new Key(P3, P4, 0);
+
+    /** The key of these messages followed by one with {@code role} and {@code text}. */
+    Key then(TextHash role, TextHash text) {
+      long x = a;
+      x = lane(x, text.high(), P1, 31);
+      x = lane(x, text.low(), P2, 29);
+      x = lane(x, role.high(), P1, 27);
+      x = lane(x, role.low(), P2, 33);
+      long y = b;
+      y = lane(y, text.low(), P3, 23);
+      y = lane(y, text.high(), P4, 37);
+      y = lane(y, role.low(), P3, 19);
+      y = lane(y, role.high(), P4, 41);
+      return new Key(x, y, messages + 1);
+    }
+
+    private static long lane(long acc, long input, long prime, int rotation) {
+      acc += input * prime;
+      acc = Long.rotateLeft(acc, rotation);
+      acc *= P1;
+      return acc ^ (acc >>> 29);
+    }
+  }
+
+  /**
+   * A cached prompt: {@code tokens}, of which the first {@code messageTokens} are its messages', and
+   * the page hashes of its first pages.
+   */
+  record Entry(int[] tokens, int messageTokens, PageHashes hashes) {}
+
+  private final long maxBytes;
+  private final LinkedHashMap<Key, Entry> map = new LinkedHashMap<>(64, 0.75f, true); // guarded by this
+  private long bytes; // guarded by this
+
+  /** @throws IllegalArgumentException if {@code maxBytes} is negative */
+  MessagePrefixCache(long maxBytes) {
+    if (maxBytes < 0) {
+      throw new IllegalArgumentException("maxBytes: " + maxBytes + " (expected: >= 0)");
+    }
+    this.maxBytes = maxBytes;
+  }
+
+  static long weigh(Entry e) {
+    return 4L * e.tokens().length + e.hashes().estimatedBytes() + ENTRY_OVERHEAD_BYTES;
+  }
+
+  /** The prompt cached under {@code key}, or {@code null}; a hit makes it the most recently used. */
+  synchronized Entry get(Key key) {
+    return map.get(key);
+  }
+
+  /** Caches {@code entry} as the most recently used, evicting the least recently used over the bound. */
+  synchronized void put(Key key, Entry entry) {
+    long weight = weigh(entry);
+    if (weight > maxBytes) {
+      invalidate(key);
+      return;
+    }
+    Entry old = map.put(key, entry);
+    bytes += weight - (old == null ? 0 : weigh(old));
+    if (bytes > maxBytes) {
+      Iterator<Entry> it = map.values().iterator();
+      while (bytes > maxBytes) {
+        bytes -= weigh(it.next());
+        it.remove();
+      }
+    }
+  }
+
+  synchronized void invalidate(Key key) {
+    Entry old = map.remove(key);
+    if (old != null) {
+      bytes -= weigh(old);
+    }
+  }
+
+  /** Prompts in the cache now. */
+  synchronized long size() {
+    return map.size();
+  }
+
+  /** The estimated heap bytes of the cached prompts (the weight the bound applies to). */
+  synchronized long estimatedBytes() {
+    return bytes;
+  }
+}

@@ -1,0 +1,79 @@
+package dev.kvroute.core.tokenize;
+
+import dev.kvroute.core.index.PageHashes;
+import java.util.Objects;
+
+/**
+ * A request's prompt tokens ({@link PromptTokenizer#tokenizePrefixed}) with what its tokenizer knew
+ * of their start: the page hashes an earlier prompt with the same leading messages left ({@link
+ * #knownPageHashes}, valid for the first {@link #sharedTokens} tokens), and a way to leave this
+ * prompt's own for the next turn ({@link #remember}).
+ *
+ * <p>Not thread-safe: one belongs to one request.
+ */
+public final class PrefixedTokens {
+  private final int[] tokens;
+  private final MessagePrefixCache cache; // null: nothing to remember
+  private final MessagePrefixCache.Key key;
+  private final int messageTokens;
+  private final MessagePrefixCache.Key knownKey; // null: no earlier prompt known
+  private final MessagePrefixCache.Entry known;
+
+  private PrefixedTokens(int[] tokens, MessagePrefixCache cache, MessagePrefixCache.Key key,
+      int messageTokens, MessagePrefixCache.Key knownKey, MessagePrefixCache.Entry known) {
+    this.tokens = Objects.requireNonNull(tokens, "tokens");
+    this.cache = cache;
+    this.key = key;
+    this.messageTokens = messageTokens;
+    this.knownKey = knownKey;
+    this.known = known;
+  }
+
+  /** Tokens with nothing known about them and nothing to remember. */
+  public static PrefixedTokens of(int[] tokens) {
+    return new PrefixedTokens(tokens, null, null, 0, null, null);
+  }
+
+  /**
+   * Tokens whose first {@code messageTokens} are the messages keyed {@code key}, the first
+   * {@code known.messageTokens()} of them those of the cached prompt {@code known} (or none).
+   */
+  static PrefixedTokens cached(int[] tokens, MessagePrefixCache cache, MessagePrefixCache.Key key,
+      int messageTokens, MessagePrefixCache.Key knownKey, MessagePrefixCache.Entry known) {
+    return new PrefixedTokens(tokens, cache, key, messageTokens, knownKey, known);
+  }
+
+  /** The prompt's token ids (not a copy; do not modify). */
+  public int[] tokens() {
+    return tokens;
+  }
+
+  /** How many leading tokens are an earlier prompt's, whose page hashes {@link #knownPageHashes} are. */
+  public int sharedTokens() {
+    return known == null ? 0 : known.messageTokens();
+  }
+
+  /** The page hashes of the earlier prompt whose first {@link #sharedTokens} tokens this one shares. */
+  public PageHashes knownPageHashes() {
+    return known == null ? PageHashes.NONE : known.hashes();
+  }
+
+  /**
+   * Keeps this prompt, with {@code hashes} (its prefix-index prompt's {@code pageHashes()} after
+   * routing), for the next prompt that extends its messages. The earlier prompt it extended is
+   * dropped if this one adds two or more messages to it: a conversation's next turn (the reply, then
+   * the new message) supersedes the previous turn, whose prompt no later turn asks for. A prompt that
+   * adds one message leaves it: several questions on one context (few-shot prompts, an agent's
+   * fan-out) ask for it again. Does nothing for tokens that were not assembled from messages.
+   */
+  public void remember(PageHashes hashes) {
+    Objects.requireNonNull(hashes, "hashes");
+    if (cache == null) {
+      return;
+    }
+    cache.put(key, new MessagePrefixCache.Entry(tokens, messageTokens, hashes));
+    if (knownKey != null && knownKey.messages() <= key.messages() - 2) {
+      cache.invalidate(knownKey);
+    }
+  }
+}

@@ -1,0 +1,122 @@
+package dev.kvroute.core.tokenize;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.kvroute.core.BackendId;
+import dev.kvroute.core.index.PageHashes;
+import dev.kvroute.core.index.PrefixIndex;
+import dev.kvroute.core.request.Endpoint;
+import dev.kvroute.core.request.PromptSegment;
+import dev.kvroute.core.request.RequestView;
+import java.util.ArrayList;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+
+class MessagePrefixCacheTest {
+  private static final Tokenizer BASE = Tokenizer.defaultTokenizer();
+  private static final BackendId BACKEND = BackendId.of("a");
+
+  private static PrefixIndex index() {
+    PrefixIndex index = PrefixIndex.radix(16, () -> 0L);
+    index.addBackend(BACKEND, 1 << 20);
+    return index;
+  }
+
+  private static RequestView chat(List<PromptSegment> messages) {
+    return new RequestView(Endpoint.CHAT_COMPLETIONS, "m", null, List.copyOf(messages), false, -1);
+  }
+
+  /** Routes {@code view} through an index as the router does, and keeps its hashes. */
+  private static PrefixedTokens routed(PromptTokenizer pt, PrefixIndex index, RequestView view) {
+    PrefixedTokens t = pt.tokenizePrefixed(view);
+    PrefixIndex.Prompt p = index.prompt(t.tokens(), 0L, t.knownPageHashes(), t.sharedTokens());
+    index.match(p);
+    index.insert(BACKEND, p);
+    t.remember(p.pageHashes());
+    return t;
+  }
+
+  @Test
+  void theNextTurnSharesThePreviousTurnsMessages() {
+    PromptTokenizer pt = PromptTokenizer.create(BASE);
+    PrefixIndex index = index();
+    List<PromptSegment> messages = new ArrayList<>(List.of(
+        PromptSegment.text("system", "be brief ".repeat(30)), PromptSegment.text("user", "hello there")));
+    PrefixedTokens first = routed(pt, index, chat(messages));
+    assertThat(first.sharedTokens()).isZero();
+    messages.add(PromptSegment.text("assistant", "general kenobi ".repeat(10)));
+    messages.add(PromptSegment.text("user", "and then?"));
+    PrefixedTokens second = routed(pt, index, chat(messages));
+    int generationPrompt = BASE.encode(PromptTokenizer.GENERATION_PROMPT).length;
+    assertThat(second.sharedTokens()).isEqualTo(first.tokens().length - generationPrompt);
+    assertThat(second.knownPageHashes().pages()).isEqualTo(first.tokens().length / 16);
+    assertThat(second.tokens()).containsExactly(PromptTokenizer.create(BASE, 0).tokenize(chat(messages)));
+    // the first turn's prompt was superseded by the second's: one prompt kept
+    assertThat(((CachingPromptTokenizer) pt).cachedPrompts()).isEqualTo(1);
+  }
+
+  @Test
+  void aZeroBoundKeepsNothing() {
+    PromptTokenizer pt = PromptTokenizer.create(BASE, 0);
+    PrefixIndex index = index();
+    List<PromptSegment> messages = new ArrayList<>(List.of(PromptSegment.text("user", "hi ".repeat(50))));
+    routed(pt, index, chat(messages));
+    messages.add(PromptSegment.text("user", "again"));
+    assertThat(routed(pt, index, chat(messages)).sharedTokens()).isZero();
+    assertThat(((CachingPromptTokenizer) pt).cachedPrompts()).isZero();
+  }
+
+  @Test
+  void theBoundHoldsOverManyConversations() {
+    long bound = 1L << 20;
+    CachingPromptTokenizer pt = new CachingPromptTokenizer(BASE, 4 * bound); // a quarter for prompts
+    PrefixIndex index = index();
+    for (int s = 0; s < 400; s++) {
+      routed(pt, index, chat(List.of(PromptSegment.text("user", "conversation " + s + " word".repeat(2_000)))));
+    }
+    assertThat(pt.cachedPromptBytes()).isPositive().isLessThanOrEqualTo(bound);
+    assertThat(pt.cachedPrompts()).isLessThan(400);
+    // least recently used first: the newest conversations are kept, the oldest went
+    List<PromptSegment> newest = new ArrayList<>(
+        List.of(PromptSegment.text("user", "conversation 399" + " word".repeat(2_000))));
+    List<PromptSegment> oldest = new ArrayList<>(
+        List.of(PromptSegment.text("user", "conversation 0" + " word".repeat(2_000))));
+    newest.add(PromptSegment.text("user", "more"));
+    oldest.add(PromptSegment.text("user", "more"));
+    assertThat(routed(pt, index, chat(newest)).sharedTokens()).isPositive();
+    assertThat(routed(pt, index, chat(oldest)).sharedTokens()).isZero();
+  }
+
+  @Test
+  void questionsOnOneContextKeepItAndTheNextTurnSupersedesIt() {
+    CachingPromptTokenizer pt = new CachingPromptTokenizer(BASE, PromptTokenizer.DEFAULT_CACHE_BYTES);
+    PrefixIndex index = index();
+    List<PromptSegment> context = List.of(
+        PromptSegment.text("system", "few-shot ".repeat(40)), PromptSegment.text("assistant", "ok"));
+    routed(pt, index, chat(context));
+    for (int q = 0; q < 3; q++) {
+      List<PromptSegment> question = new ArrayList<>(context);
+      question.add(PromptSegment.text("user", "question " + q));
+      assertThat(routed(pt, index, chat(question)).sharedTokens()).as("question %d", q).isPositive();
+    }
+    assertThat(pt.cachedPrompts()).isEqualTo(4); // the context and its three questions
+    List<PromptSegment> nextTurn = new ArrayList<>(context);
+    nextTurn.add(PromptSegment.text("user", "question 0"));
+    nextTurn.add(PromptSegment.text("assistant", "answer 0"));
+    nextTurn.add(PromptSegment.text("user", "and?"));
+    assertThat(routed(pt, index, chat(nextTurn)).sharedTokens()).isPositive();
+    assertThat(pt.cachedPrompts()).isEqualTo(4); // question 0's prompt superseded by its next turn
+  }
+
+  @Test
+  void completionsAndTokenIdsAreNotKeptByMessages() {
+    PromptTokenizer pt = PromptTokenizer.create(BASE);
+    RequestView completion = new RequestView(Endpoint.COMPLETIONS, "m", null,
+        List.of(PromptSegment.text(null, "once upon a time")), false, -1);
+    PrefixedTokens t = pt.tokenizePrefixed(completion);
+    assertThat(t.tokens()).containsExactly(pt.tokenize(completion));
+    t.remember(PageHashes.NONE);
+    assertThat(pt.tokenizePrefixed(completion).sharedTokens()).isZero();
+    assertThat(((CachingPromptTokenizer) pt).cachedPrompts()).isZero();
+  }
+}
