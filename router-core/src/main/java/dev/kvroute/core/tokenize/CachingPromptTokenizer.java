@@ -103,15 +103,19 @@ final class CachingPromptTokenizer implements PromptTokenizer {
     // the keys of the last PREFIX_PROBES message prefixes: keys[j] is that of the first n - j messages
     int probes = Math.min(PREFIX_PROBES, n);
     MessagePrefixCache.Key[] keys = new MessagePrefixCache.Key[probes];
-    MessagePrefixCache.Key key = MessagePrefixCache.Key.EMPTY;
-    for (int i = 0; i < n; i++) {
+    long a = MessagePrefixCache.Key.EMPTY.a();
+    long b = MessagePrefixCache.Key.EMPTY.b();
+    for (int i = 0; i < n; i++) { // the chain in two longs: a key object only for the probes
       PromptSegment s = segments.get(i);
       if (s.isTokens()) {
         return PrefixedTokens.of(tokenize(view));
       }
-      key = key.then(roleHash(role(s)), s.textHash());
+      TextHash role = roleHash(role(s));
+      TextHash text = s.textHash();
+      a = MessagePrefixCache.Key.nextA(a, role, text);
+      b = MessagePrefixCache.Key.nextB(b, role, text);
       if (i >= n - probes) {
-        keys[n - 1 - i] = key;
+        keys[n - 1 - i] = new MessagePrefixCache.Key(a, b, i + 1);
       }
     }
     MessagePrefixCache.Entry known = null;

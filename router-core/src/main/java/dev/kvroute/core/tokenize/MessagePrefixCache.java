@@ -44,19 +44,25 @@ final class MessagePrefixCache {
   record Key(long a, long b, int messages) {
     static final Key EMPTY = new Key(P3, P4, 0);
 
-    /** The key of these messages followed by one with {@code role} and {@code text}. */
-    Key then(TextHash role, TextHash text) {
+    /**
+     * The first lane of the key of messages keyed {@code a} followed by one with {@code role} and
+     * {@code text} (computed in longs, without a key object per message).
+     */
+    static long nextA(long a, TextHash role, TextHash text) {
       long x = a;
       x = lane(x, text.high(), P1, 31);
       x = lane(x, text.low(), P2, 29);
       x = lane(x, role.high(), P1, 27);
-      x = lane(x, role.low(), P2, 33);
+      return lane(x, role.low(), P2, 33);
+    }
+
+    /** The second lane, as {@link #nextA}. */
+    static long nextB(long b, TextHash role, TextHash text) {
       long y = b;
       y = lane(y, text.low(), P3, 23);
       y = lane(y, text.high(), P4, 37);
       y = lane(y, role.low(), P3, 19);
-      y = lane(y, role.high(), P4, 41);
-      return new Key(x, y, messages + 1);
+      return lane(y, role.high(), P4, 41);
     }
 
     private static long lane(long acc, long input, long prime, int rotation) {
