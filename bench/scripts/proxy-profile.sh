@@ -119,32 +119,30 @@ jit_ticks() {
   done
   echo "$t"
 }
-# CPU ticks of the router's threads in three groups: "JIT GC rest" (rest: event loops and the others)
+# CPU ticks of the router's threads in three groups: "JIT GC rest" (rest: event loops and the others
+# but JFR's own threads, whose sampling the harness does not run);
+# one awk over /proc, so that reading it leaves no gap between the 1-second runs on a busy machine
 tick_groups() {
-  local j=0 g=0 r=0 task n c
-  for task in /proc/"$1"/task/*; do
-    c=$(awk '{print $14 + $15}' "$task/stat" 2>/dev/null || echo 0)
-    n=$(cat "$task/comm" 2>/dev/null || echo)
-    case "$n" in
-      *CompilerThre*) j=$((j + c)) ;;
-      *GC\ Thread*|*ParGC*|GC*|VM\ Thread) g=$((g + c)) ;;
-      *) r=$((r + c)) ;;
-    esac
-  done
-  echo "$j $g $r"
+  awk '{ a = index($0, "("); b = 0
+         for (k = length($0); k > a; k--) if (substr($0, k, 1) == ")") { b = k; break }
+         comm = substr($0, a + 1, b - a - 1); split(substr($0, b + 2), f, " "); c = f[12] + f[13]
+         if (comm ~ /CompilerThre/) j += c; else if (comm ~ /^JFR/) ; else if (comm ~ /GC Thread|ParGC|^GC|VM Thread/) g += c; else r += c }
+       END { print j + 0, g + 0, r + 0 }' /proc/"$1"/task/*/stat 2>/dev/null
 }
 # ten 1-second wrk runs (32 new connections each), as proxy-overhead.sh measures the first seconds:
 # per second req/s / p99 ms, and with SPLIT=1 the router's CPU ms in it: JIT, GC (and the VM
 # thread's safepoint work), the rest; and the rest's CPU per request in us
 ten_seconds() {
-  local out="" s r n0 n1 t0 t1
+  local out="" s r n t0 t1
   for s in 1 2 3 4 5 6 7 8 9 10; do
-    [ "${SPLIT:-0}" = 1 ] && { n0=$(served "$PORT"); read -r -a t0 <<<"$(tick_groups "$kv")"; }
+    [ "${SPLIT:-0}" = 1 ] && read -r -a t0 <<<"$(tick_groups "$kv")"
     r=$(load "$PORT" 1)
-    out+="$(( $(field requests "$r") * 1000000 / $(field duration_us "$r") ))/$(( $(field p99_us "$r") / 1000 ))"
+    n=$(field requests "$r")
+    out+="$(( n * 1000000 / $(field duration_us "$r") ))/$(( $(field p99_us "$r") / 1000 ))"
     if [ "${SPLIT:-0}" = 1 ]; then
-      n1=$(served "$PORT"); read -r -a t1 <<<"$(tick_groups "$kv")"
-      out+="[jit $(( (t1[0] - t0[0]) * 1000 / HZ )) gc $(( (t1[1] - t0[1]) * 1000 / HZ )) rest $(( (t1[2] - t0[2]) * 1000 / HZ )) ms, $(( (t1[2] - t0[2]) * 1000000 / HZ / (n1 - n0 > 0 ? n1 - n0 : 1) )) us/req]"
+      # no /metrics scrape here (a scrape is work of its own): the requests wrk completed
+      read -r -a t1 <<<"$(tick_groups "$kv")"
+      out+="[jit $(( (t1[0] - t0[0]) * 1000 / HZ )) gc $(( (t1[1] - t0[1]) * 1000 / HZ )) rest $(( (t1[2] - t0[2]) * 1000 / HZ )) ms, $(( (t1[2] - t0[2]) * 1000000 / HZ / (n > 0 ? n : 1) )) us/req]"
     fi
     out+=" "
   done
