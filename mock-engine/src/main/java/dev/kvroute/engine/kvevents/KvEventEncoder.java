@@ -39,6 +39,13 @@ public final class KvEventEncoder {
   private static final ThreadLocal<MessageBufferPacker> PACKER =
       ThreadLocal.withInitial(() -> new MessagePack.PackerConfig().withBufferSize(64 * 1024).newBufferPacker());
 
+  /** Scratch for a uint64 hash: msgpack's 0xcf marker and 8 value bytes, one per thread. */
+  private static final ThreadLocal<byte[]> UINT64 = ThreadLocal.withInitial(() -> {
+    byte[] u = new byte[9];
+    u[0] = (byte) 0xcf;
+    return u;
+  });
+
   /** UTF-8 bytes of the fixed strings (tags, keys, values) the encoder writes, computed once. */
   private static final Map<String, byte[]> FIXED = new HashMap<>();
 
@@ -200,8 +207,7 @@ public final class KvEventEncoder {
     } else {
       // an unsigned value above Long.MAX_VALUE: msgpack's uint64 (0xcf and 8 big-endian bytes), as
       // packBigInteger writes it, without the BigInteger
-      byte[] u = new byte[9];
-      u[0] = (byte) 0xcf;
+      byte[] u = UINT64.get(); // writePayload copies short arrays into the packer's buffer
       for (int i = 0; i < 8; i++) {
         u[1 + i] = (byte) (key >>> (56 - 8 * i));
       }
