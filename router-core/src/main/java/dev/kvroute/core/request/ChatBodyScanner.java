@@ -45,6 +45,10 @@ final class ChatBodyScanner {
   private static final long QUOTES = 0x2222222222222222L;
   private static final long BACKSLASHES = 0x5C5C5C5C5C5C5C5CL;
   private static final long TOP3 = 0xE0E0E0E0E0E0E0E0L;
+  /** The flags of a word's low seven bytes: a hash element's. */
+  private static final long LOW7 = 0x0080808080808080L;
+  private static final long M56 = (1L << 56) - 1;
+  private static final int GROUP = 28;
   private static final byte[] MESSAGES = ascii("messages");
   private static final byte[] ROLE = ascii("role");
   private static final byte[] NAME = ascii("name");
@@ -75,6 +79,8 @@ final class ChatBodyScanner {
   private boolean strEscaped;
   private boolean strNonAscii;
   private int strCodePoints;
+  /** The content's {@link TextHash} when {@link #hashedString} computed it, else null. */
+  private TextHash strHash;
 
   private ChatBodyScanner(byte[] b, int offset, int length, int maxStringBytes) {
     this.b = b;
@@ -113,7 +119,7 @@ final class ChatBodyScanner {
           if (out.messages != null || peek() != '[') {
             throw GiveUp.INSTANCE;
           }
-          out.messages = messages();
+          out.messages = messages(out.hasher);
           out.root.set("messages", out.root.arrayNode());
         } else {
           String field = new String(b, name, nameEnd - name, StandardCharsets.ISO_8859_1);
@@ -161,7 +167,7 @@ final class ChatBodyScanner {
     return start;
   }
 
-  private List<Object> messages() throws GiveUp {
+  private List<Object> messages(PolynomialHasher hasher) throws GiveUp {
     List<Object> out = new ArrayList<>();
     i++; // '['
     ws();
@@ -173,12 +179,12 @@ final class ChatBodyScanner {
       if (peek() != '{') {
         throw GiveUp.INSTANCE;
       }
-      out.add(message());
+      out.add(message(hasher));
     } while (nextMember(']'));
     return out;
   }
 
-  private JsonRequestParser.Message message() throws GiveUp {
+  private JsonRequestParser.Message message(PolynomialHasher hasher) throws GiveUp {
     JsonRequestParser.Message m = new JsonRequestParser.Message();
     m.start = i;
     i++; // '{'
@@ -193,9 +199,9 @@ final class ChatBodyScanner {
       int nameEnd = strEnd;
       if (is(name, nameEnd, CONTENT)) {
         if (peek() == '"') {
-          string();
+          hashedString(hasher);
           m.contentSpan =
-              new JsonRequestParser.Span(strStart, strEnd, strEscaped, strCodePoints);
+              new JsonRequestParser.Span(strStart, strEnd, strEscaped, strCodePoints, strHash);
           m.content = null;
         } else if (peek() == 'n') {
           literal("null");
@@ -405,17 +411,103 @@ final class ChatBodyScanner {
    * shortest-form, or no closing quote.
    */
   private void string() throws GiveUp {
+    scan(i + 1, i + 1, false, 0);
+  }
+
+  /**
+   * As {@link #string}, and hashes the content as {@link TextHash} in the same pass ({@link
+   * #strHash}; null when the content holds an escape, whose hash is of the decoded bytes): each
+   * 28-byte group of plain ASCII is checked and hashed from the same four loads, a group holding
+   * anything else is checked byte by byte and then hashed.
+   */
+  private void hashedString(PolynomialHasher h) throws GiveUp {
     int start = i + 1;
-    int p = start;
+    int p = start; // checked up to here
+    int g = start; // hashed up to here, in whole groups; g <= p
+    int codePoints = 0;
+    boolean nonAscii = false;
+    long a = 0;
+    long c = 0;
+    while (true) {
+      while (g == p && p + GROUP + 1 <= limit) {
+        long w0 = (long) LONG_LE.get(b, p);
+        long w1 = (long) LONG_LE.get(b, p + 7);
+        long w2 = (long) LONG_LE.get(b, p + 14);
+        long w3 = (long) LONG_LE.get(b, p + 21);
+        if ((special(w0) | special(w1) | special(w2) | (special(w3) & LOW7)) != 0) {
+          break;
+        }
+        long e0 = w0 & M56;
+        long e1 = w1 & M56;
+        long e2 = w2 & M56;
+        long e3 = w3 & M56;
+        a = PolynomialHasher.groupA(a, e0, e1, e2, e3);
+        c = PolynomialHasher.groupB(c, e0, e1, e2, e3);
+        p += GROUP;
+        g = p;
+        codePoints += GROUP;
+      }
+      int stop = Math.min(limit, g + GROUP);
+      while (p < stop) {
+        int x = b[p];
+        if (x == '"') {
+          h.resume(a, c, g - start);
+          h.update(b, g, p - g);
+          strHash = h.finish();
+          if (p - start > maxStringBytes) {
+            throw GiveUp.INSTANCE;
+          }
+          strStart = start;
+          strEnd = p;
+          strEscaped = false;
+          strNonAscii = nonAscii;
+          strCodePoints = codePoints;
+          i = p + 1;
+          return;
+        } else if (x == '\\') {
+          scan(start, p, nonAscii, codePoints); // the hash is of the decoded text: done later
+          return;
+        } else if (x < 0) {
+          nonAscii = true;
+          p = utf8(p, limit);
+        } else if (x < 0x20) {
+          throw GiveUp.INSTANCE;
+        } else {
+          p++;
+        }
+        codePoints++;
+      }
+      if (p >= limit) {
+        throw GiveUp.INSTANCE;
+      }
+      // p >= g + 28 and p < limit: the group is whole and checked
+      long e0 = (long) LONG_LE.get(b, g) & M56;
+      long e1 = (long) LONG_LE.get(b, g + 7) & M56;
+      long e2 = (long) LONG_LE.get(b, g + 14) & M56;
+      long e3 = (long) LONG_LE.get(b, g + 21) & M56;
+      a = PolynomialHasher.groupA(a, e0, e1, e2, e3);
+      c = PolynomialHasher.groupB(c, e0, e1, e2, e3);
+      g += GROUP;
+    }
+  }
+
+  /** Non-zero iff some byte of {@code w} is a quote, a backslash, below 0x20 or above 0x7F. */
+  private static long special(long w) {
+    return zeroByte(w ^ QUOTES) | zeroByte(w ^ BACKSLASHES) | zeroByte(w & TOP3) | (w & HIGHS);
+  }
+
+  /**
+   * The string scan of {@link #string} from {@code p}, the content starting at {@code start} and
+   * {@code b[start, p)} already checked (holding {@code codePoints} code points).
+   */
+  private void scan(int start, int p, boolean nonAscii, int codePoints) throws GiveUp {
     int end = limit;
     boolean escaped = false;
-    boolean nonAscii = false;
-    int codePoints = 0;
+    strHash = null;
     while (true) {
       while (p + 8 <= end) {
         long w = (long) LONG_LE.get(b, p);
-        if ((zeroByte(w ^ QUOTES) | zeroByte(w ^ BACKSLASHES) | zeroByte(w & TOP3) | (w & HIGHS))
-            != 0) {
+        if (special(w) != 0) {
           break;
         }
         p += 8;

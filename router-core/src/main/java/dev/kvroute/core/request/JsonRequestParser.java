@@ -127,9 +127,10 @@ final class JsonRequestParser implements RequestParser {
 
   /**
    * A JSON string left in the body: its content is {@code body[start, end)}; {@code codePoints} is
-   * the decoded text's code-point count when the reader counted it, else -1.
+   * the decoded text's code-point count when the reader counted it, else -1; {@code hash} its
+   * {@link TextHash} when the reader computed it, else null.
    */
-  record Span(int start, int end, boolean escaped, int codePoints) {}
+  record Span(int start, int end, boolean escaped, int codePoints, TextHash hash) {}
 
   /** A message object: the fields routing reads; a string content as a {@link Span}. */
   static final class Message {
@@ -385,11 +386,12 @@ final class JsonRequestParser implements RequestParser {
     if ((scanned & JsonStrings.NON_ASCII) != 0) {
       p.getTextLength();
     }
-    return new Span(quote + 1, end, (scanned & JsonStrings.ESCAPED) != 0, -1);
+    return new Span(quote + 1, end, (scanned & JsonStrings.ESCAPED) != 0, -1, null);
   }
 
   private static PromptSegment segment(Body b, String role, Span s) {
-    return TextSegment.ofJson(role, b.bytes, s.start, s.end, s.escaped, s.codePoints, b.hasher);
+    return TextSegment.ofJson(
+        role, b.bytes, s.start, s.end, s.escaped, s.codePoints, s.hash, b.hasher);
   }
 
   // ---- chat -----------------------------------------------------------------------------------

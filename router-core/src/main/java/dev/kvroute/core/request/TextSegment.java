@@ -49,6 +49,8 @@ final class TextSegment implements PromptSegment {
    * @param escaped whether the content holds a backslash escape
    * @param codePoints the decoded text's code-point count ({@link String#codePointCount}), or -1
    *     when not counted yet (then {@link #codePointCount} counts the bytes when asked)
+   * @param hash the decoded text's {@link TextHash} when already computed, or null (then it is
+   *     computed here with {@code hasher})
    */
   static TextSegment ofJson(
       String role,
@@ -57,10 +59,11 @@ final class TextSegment implements PromptSegment {
       int end,
       boolean escaped,
       int codePoints,
+      TextHash hash,
       PolynomialHasher hasher) {
     return new TextSegment(
         role,
-        JsonStrings.hash(body, start, end, escaped, hasher),
+        hash != null ? hash : JsonStrings.hash(body, start, end, escaped, hasher),
         null,
         body,
         start,

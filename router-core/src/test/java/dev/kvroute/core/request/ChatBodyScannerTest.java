@@ -223,16 +223,18 @@ class ChatBodyScannerTest {
   }
 
   @Test
-  void everySpecialByteIsHandledAtEveryPositionOfAnEightByteStep() throws Exception {
+  void everySpecialByteIsHandledAtEveryPositionOfAStepOrHashGroup() throws Exception {
     String[] specials = {
       "\\\"", "\\\\", "\\n", "\\u0041", "\\ud83d\\ude00", "\\ud83d", "\\ude00\\ud83d", "é", "😀",
       "日", "!", "#", "[", "]", "\u007f", " ", "\\/",
     };
     for (String special : specials) {
-      for (int before = 0; before < 18; before++) {
-        for (int after : new int[] {0, 1, 7, 8, 9}) {
+      // the eight-byte steps of a skipped string and the 28-byte hash groups of a content string
+      for (int before = 0; before < 62; before++) {
+        for (int after : new int[] {0, 1, 7, 8, 9, 27, 28, 29, 60}) {
           String json = "{\"messages\":[{\"role\":\"user\",\"content\":\""
-              + "a".repeat(before) + special + "b".repeat(after) + "\"}]}";
+              + "a".repeat(before) + special + "b".repeat(after) + "\",\"x\":\""
+              + "c".repeat(before) + special + "\"}]}";
           byte[] body = json.getBytes(StandardCharsets.UTF_8);
           JsonRequestParser.Body fast = ChatBodyScanner.read(body, 0, body.length, MAX_STRING);
           assertThat(fast).as(json).isNotNull();
@@ -270,6 +272,11 @@ class ChatBodyScannerTest {
         assertThat(fs.escaped()).as(what).isEqualTo(s.contentSpan.escaped());
         String text = JsonStrings.decode(fast.bytes, fs.start(), fs.end());
         assertThat(fs.codePoints()).as(what).isEqualTo(text.codePointCount(0, text.length()));
+        if (fs.escaped()) {
+          assertThat(fs.hash()).as(what).isNull(); // hashed from the decoded bytes later
+        } else {
+          assertThat(fs.hash()).as(what).isEqualTo(TextHash.of(text));
+        }
       }
     }
   }
