@@ -32,6 +32,11 @@ import java.util.function.Function;
  * is checked as a whole-body tree would be, after the whole body has been read (so malformed JSON
  * anywhere wins over a type error).
  *
+ * <p>A chat body of the common shape is read by {@link ChatBodyScanner} instead, which builds the
+ * same {@link Body} reading each message string once (end, validation, code points and text hash in
+ * one pass); it gives up on anything else, malformed bodies included, and this Jackson path reads
+ * the body from the start, so every error is Jackson's as before.
+ *
  * <p>The shape checks of the fields read as trees are {@link RequestShapes}, shared with the
  * tree-reading reference that {@code RequestParserEquivalenceTest} holds this parser to, so the two
  * differ only in how they read the body.
