@@ -81,6 +81,8 @@ final class ChatBodyScanner {
   private int strCodePoints;
   /** The content's {@link TextHash} when {@link #hashedString} computed it, else null. */
   private TextHash strHash;
+  /** The character (code point) the last escape read by {@link #escape} stands for. */
+  private int escapedChar;
 
   private ChatBodyScanner(byte[] b, int offset, int length, int maxStringBytes) {
     this.b = b;
@@ -411,14 +413,16 @@ final class ChatBodyScanner {
    * shortest-form, or no closing quote.
    */
   private void string() throws GiveUp {
-    scan(i + 1, i + 1, false, 0);
+    scan(i + 1, i + 1, false, 0, null, 0);
   }
 
   /**
    * As {@link #string}, and hashes the content as {@link TextHash} in the same pass ({@link
-   * #strHash}; null when the content holds an escape, whose hash is of the decoded bytes): each
-   * 28-byte group of plain ASCII is checked and hashed from the same four loads, a group holding
-   * anything else is checked byte by byte and then hashed.
+   * #strHash}): each 28-byte group of plain ASCII is checked and hashed from the same four loads, a
+   * group holding anything else is checked byte by byte and then hashed. From the first escape on,
+   * the hash is of the decoded bytes, so the rest is scanned eight bytes at a time and each run
+   * between escapes is fed to the hasher as the scan passes it (still in the cache), each escape as
+   * the character it stands for.
    */
   private void hashedString(PolynomialHasher h) throws GiveUp {
     int start = i + 1;
@@ -465,7 +469,10 @@ final class ChatBodyScanner {
           i = p + 1;
           return;
         } else if (x == '\\') {
-          scan(start, p, nonAscii, codePoints); // the hash is of the decoded text: done later
+          // the hash is of the decoded bytes: from here on, fed run by run as the scan goes
+          h.resume(a, c, g - start);
+          h.update(b, g, p - g);
+          scan(start, p, nonAscii, codePoints, h, p);
           return;
         } else if (x < 0) {
           nonAscii = true;
@@ -498,9 +505,12 @@ final class ChatBodyScanner {
 
   /**
    * The string scan of {@link #string} from {@code p}, the content starting at {@code start} and
-   * {@code b[start, p)} already checked (holding {@code codePoints} code points).
+   * {@code b[start, p)} already checked (holding {@code codePoints} code points). With a hasher
+   * {@code h}, which holds the decoded content before {@code run}, it also hashes the rest ({@link
+   * #strHash}); without, {@link #strHash} is null.
    */
-  private void scan(int start, int p, boolean nonAscii, int codePoints) throws GiveUp {
+  private void scan(int start, int p, boolean nonAscii, int codePoints, PolynomialHasher h, int run)
+      throws GiveUp {
     int end = limit;
     boolean escaped = false;
     strHash = null;
@@ -520,6 +530,10 @@ final class ChatBodyScanner {
           if (p - start > maxStringBytes) {
             throw GiveUp.INSTANCE;
           }
+          if (h != null) {
+            h.update(b, run, p - run);
+            strHash = h.finish();
+          }
           strStart = start;
           strEnd = p;
           strEscaped = escaped;
@@ -529,7 +543,18 @@ final class ChatBodyScanner {
           return;
         } else if (c == '\\') {
           escaped = true;
+          if (h != null) {
+            h.update(b, run, p - run);
+          }
           p = escape(p, end);
+          if (h != null) {
+            if (escapedChar < 0x80) {
+              h.update(escapedChar);
+            } else {
+              h.updateCodePoint(escapedChar);
+            }
+            run = p;
+          }
           codePoints++;
         } else if (c < 0) {
           nonAscii = true;
@@ -549,8 +574,10 @@ final class ChatBodyScanner {
   }
 
   /**
-   * Validates the escape at {@code b[p] == '\\'}; returns the index after it. A {@code \\u} high
-   * surrogate followed by a {@code \\u} low surrogate is taken as one (one code point).
+   * Validates the escape at {@code b[p] == '\\'}; returns the index after it and leaves the
+   * character it stands for in {@link #escapedChar}. A {@code \\u} high surrogate followed by a
+   * {@code \\u} low surrogate is taken as one (one code point); a lone surrogate stands for itself,
+   * as in {@link JsonStrings#hash}.
    */
   private int escape(int p, int end) throws GiveUp {
     if (p + 1 >= end) {
@@ -560,14 +587,26 @@ final class ChatBodyScanner {
       case '"':
       case '\\':
       case '/':
+        escapedChar = b[p + 1];
+        return p + 2;
       case 'b':
+        escapedChar = '\b';
+        return p + 2;
       case 'f':
+        escapedChar = '\f';
+        return p + 2;
       case 'n':
+        escapedChar = '\n';
+        return p + 2;
       case 'r':
+        escapedChar = '\r';
+        return p + 2;
       case 't':
+        escapedChar = '\t';
         return p + 2;
       case 'u':
         int unit = hex4(p + 2, end);
+        escapedChar = unit;
         p += 6;
         if (Character.isHighSurrogate((char) unit)
             && p + 6 <= end
@@ -575,6 +614,7 @@ final class ChatBodyScanner {
             && b[p + 1] == 'u') {
           int low = hex4(p + 2, end);
           if (Character.isLowSurrogate((char) low)) {
+            escapedChar = Character.toCodePoint((char) unit, (char) low);
             p += 6;
           }
         }
