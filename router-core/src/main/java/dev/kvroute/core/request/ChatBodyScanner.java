@@ -29,8 +29,8 @@ import java.util.List;
  * strings, booleans, null and numbers here, objects and arrays by Jackson from their bytes. It gives
  * up on anything else: any syntax error, a field name with an escape or a non-ASCII byte, a string
  * that is not shortest-form UTF-8 (Jackson decodes some of those leniently; the Jackson path then
- * does as before), a number with more than 18 digits or a leading zero, nesting deeper than {@value
- * #MAX_DEPTH}. So what it accepts is valid JSON that Jackson reads to the same body.
+ * does as before), a number with more than 18 digits or a leading zero, nesting deeper than 64
+ * levels. So what it accepts is valid JSON that Jackson reads to the same body.
  *
  * <p>Single use, not thread-safe.
  */
