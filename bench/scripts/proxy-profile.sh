@@ -167,21 +167,24 @@ for policy in "${policies[@]}"; do
   fi
   # warm-up by count, not time: on a busy machine the JIT gets its share late
   while [ "$(served "$PORT")" -lt "$WARM_REQ" ]; do load "$PORT" 5 >/dev/null; done
-  begin=$(date +%H:%M:%S)
+  begin=$(date -u +%Y-%m-%dT%H:%M:%S); begin_local=$(date +%H:%M:%S)
   n0=$(served "$PORT"); c0=$(cpu_ticks "$kv"); a0=$(cpu_ticks "$kv" all)
   r=$(load "$PORT" "$DUR")
   c1=$(cpu_ticks "$kv"); a1=$(cpu_ticks "$kv" all); n1=$(served "$PORT")
-  jcmd "$kv" JFR.dump name=p begin="$begin" filename="$OUT/$policy.jfr" >/dev/null
+  jcmd "$kv" JFR.dump name=p begin="$begin_local" filename="$OUT/$policy.jfr" >/dev/null
   req=$((n1 - n0)); [ "$req" -gt 0 ] || req=1
   # heap bytes allocated by every thread over the recording (JFR's per-thread counters, first to last)
   alloc=$(jfr print --json --events jdk.ThreadAllocationStatistics "$OUT/$policy.jfr" | python3 -c '
 import json, sys
 lo, hi = {}, {}
+# the dump holds whole chunks: keep the samples taken from the measured run'"'"'s start (UTC)
 for e in json.load(sys.stdin)["recording"]["events"]:
+    if e["values"]["startTime"][:19] < sys.argv[1]:
+        continue
     t = e["values"]["thread"]["osThreadId"]
     a = e["values"]["allocated"]
     lo[t] = min(lo.get(t, a), a); hi[t] = max(hi.get(t, a), a)
-print(sum(hi[t] - lo[t] for t in hi))')
+print(sum(hi[t] - lo[t] for t in hi))' "$begin")
   echo "$policy: $(( req * 1000000 / $(field duration_us "$r") )) req/s, $req requests, cpu/req $(( (c1 - c0) * 1000000 / HZ / req )) us (no JIT threads; $(( (a1 - a0) * 1000000 / HZ / req )) us with them), alloc/req $(( alloc / req )) B, p50 $(field p50_us "$r") us, p99 $(field p99_us "$r") us, errors $(field errors "$r") non2xx $(field non2xx "$r"), load $(cut -d' ' -f1 /proc/loadavg)"
   kill "$kv"; wait "$kv" 2>/dev/null || true
 done
