@@ -36,6 +36,15 @@ import java.util.Map;
  * <p>Thread-safe; close it to stop the router and the engines.
  */
 public final class BundledFleet implements AutoCloseable {
+  /**
+   * Batches each in-process engine keeps for replay: 1,000 steps, about 12 wall seconds of the seed
+   * workload at K = 5, where a router asks for a few. vLLM's default of 10,000 kept every payload of
+   * the run alive in the demo's one JVM (about 150 MB of byte arrays across 8 engines 30 s into the
+   * precise run), which every young collection copied: pauses 3-4 times the other policies', and the
+   * load driver's sends stopped with everything else (docs/results.md, issue 15).
+   */
+  static final int REPLAY_BUFFER_STEPS = 1_000;
+
   /** The address the engines and the router listen on. */
   static final String LOOPBACK = "127.0.0.1";
 
@@ -89,7 +98,9 @@ public final class BundledFleet implements AutoCloseable {
             .tokenizer(tokenizer.tokenizer().name());
     if (precise) {
       // vLLM's ZMQ publisher (current layout) with a replay socket, on ephemeral loopback ports
-      options.kvEvents(KvEventsConfig.ephemeral(KvEventLayout.CURRENT, BlockHashFormat.INT));
+      KvEventsConfig e = KvEventsConfig.ephemeral(KvEventLayout.CURRENT, BlockHashFormat.INT);
+      options.kvEvents(new KvEventsConfig(e.enableKvCacheEvents(), e.publisher(), e.endpoint(), e.replayEndpoint(),
+          REPLAY_BUFFER_STEPS, e.hwm(), e.maxQueueSize(), e.topic(), e.layout(), e.blockHashFormat()));
     }
     MockEngineFleet engines = MockEngineFleet.start(options.build(), fleet.replicas());
     List<KvrouteServer> routers = new ArrayList<>();

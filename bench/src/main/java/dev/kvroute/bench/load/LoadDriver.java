@@ -14,8 +14,11 @@ import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
 import java.util.function.IntFunction;
 
 /**
@@ -112,6 +115,14 @@ public final class LoadDriver {
     /** Which sessions bypass the routers, or null (all routed). */
     final SideTraffic side;
 
+    /** Builds next turns' bodies off the client's event loops and the timer thread. */
+    final ExecutorService bodies =
+        Executors.newSingleThreadExecutor(r -> {
+          Thread t = new Thread(r, "kvroute-load-bodies");
+          t.setDaemon(true);
+          return t;
+        });
+
     Run(Workload workload, LoadSettings settings, IntFunction<String> model, LoadProgress progress) {
       this(workload, settings, model, progress, null, List.of());
     }
@@ -129,22 +140,42 @@ public final class LoadDriver {
     }
 
     LoadResult execute() throws InterruptedException {
-      long startNanos = run.start(50);
+      List<Conversation> conversations = new ArrayList<>();
+      List<byte[]> firstBodies = new ArrayList<>();
       for (Session s : workload.sessions()) {
         Conversation c = new Conversation(s);
+        conversations.add(c);
+        firstBodies.add(body(c));
+      }
+      long startNanos = run.start(50);
+      for (int i = 0; i < conversations.size(); i++) {
+        Conversation c = conversations.get(i);
+        Session s = c.session();
+        byte[] body = firstBodies.get(i);
         run.at(startNanos + run.wallNanos(s.startSeconds()), () -> {
           run.began();
-          send(c);
+          send(c, body);
         });
       }
       return run.await();
     }
 
-    private void send(Conversation c) {
+    /**
+     * The current turn's request body. Built before the turn is due (the first turns before the run
+     * starts, a next turn on its own thread when the previous reply ends), so the timer thread only
+     * posts: a body holds a session's whole history (up to ~70 KB of JSON), and building the seed
+     * workload's 128 first turns in its 2-wall-second start window on the timer thread queued later
+     * sends behind earlier ones whenever the CPU was busy (the precise run's send lag, docs/results.md).
+     */
+    private byte[] body(Conversation c) {
       Session s = c.session();
       Turn turn = c.currentTurn();
-      byte[] body =
-          ChatRequests.body(model.apply(s.index()), s.key(), c.nextRequest(), turn.replyTokens(), s.requestSeed(c.turn()));
+      return ChatRequests.body(
+          model.apply(s.index()), s.key(), c.nextRequest(), turn.replyTokens(), s.requestSeed(c.turn()));
+    }
+
+    private void send(Conversation c, byte[] body) {
+      Session s = c.session();
       int direct = side == null ? -1 : side.engineOf(s.index());
       StreamedReply.post(
           direct >= 0 ? run.direct(direct) : run.nextClient(),
@@ -176,7 +207,11 @@ public final class LoadDriver {
       if (c.done()) {
         run.ended();
       } else {
-        run.at(System.nanoTime() + run.wallNanos(think), () -> send(c));
+        long due = System.nanoTime() + run.wallNanos(think);
+        bodies.execute(() -> {
+          byte[] body = body(c);
+          run.at(due, () -> send(c, body));
+        });
       }
     }
 
@@ -187,6 +222,7 @@ public final class LoadDriver {
 
     @Override
     public void close() {
+      bodies.shutdownNow();
       run.close();
     }
   }

@@ -3,8 +3,10 @@ package dev.kvroute.engine.kvevents;
 import dev.kvroute.engine.model.KvCacheEvent;
 import java.io.IOException;
 import java.io.UncheckedIOException;
-import java.math.BigInteger;
+import java.nio.charset.StandardCharsets;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Objects;
 import org.msgpack.core.MessageBufferPacker;
 import org.msgpack.core.MessagePack;
@@ -28,6 +30,32 @@ import org.msgpack.core.MessagePacker;
 public final class KvEventEncoder {
   /** vLLM's {@code MEDIUM_GPU}. */
   public static final String MEDIUM_GPU = "GPU";
+
+  /**
+   * One packer per thread, cleared between batches: its last buffer is reused, so a step's payload
+   * (up to ~60 KB for a 14K-token prompt's blocks) allocates only its result, not a chain of 8 KB
+   * buffers (the precise demo run's publishers allocated as much as its routers' subscribers did).
+   */
+  private static final ThreadLocal<MessageBufferPacker> PACKER =
+      ThreadLocal.withInitial(() -> new MessagePack.PackerConfig().withBufferSize(64 * 1024).newBufferPacker());
+
+  /** Scratch for a uint64 hash: msgpack's 0xcf marker and 8 value bytes, one per thread. */
+  private static final ThreadLocal<byte[]> UINT64 = ThreadLocal.withInitial(() -> {
+    byte[] u = new byte[9];
+    u[0] = (byte) 0xcf;
+    return u;
+  });
+
+  /** UTF-8 bytes of the fixed strings (tags, keys, values) the encoder writes, computed once. */
+  private static final Map<String, byte[]> FIXED = new HashMap<>();
+
+  static {
+    for (String f : new String[] {"type", "BlockStored", "BlockRemoved", "AllBlocksCleared", "block_hashes",
+        "parent_block_hash", "token_ids", "block_size", "lora_id", "medium", "lora_name", "extra_keys", "group_idx",
+        "kv_cache_spec_kind", "full_attention", MEDIUM_GPU}) {
+      FIXED.put(f, f.getBytes(StandardCharsets.UTF_8));
+    }
+  }
 
   private final KvEventLayout layout;
   private final BlockHashFormat hashFormat;
@@ -54,7 +82,9 @@ public final class KvEventEncoder {
    *     msgspec omits a trailing default
    */
   public byte[] encode(double tsSeconds, List<KvCacheEvent> events, Integer dataParallelRank) {
-    try (MessageBufferPacker p = MessagePack.newDefaultBufferPacker()) {
+    MessageBufferPacker p = PACKER.get();
+    p.clear();
+    try {
       p.packArrayHeader(dataParallelRank == null ? 2 : 3);
       p.packDouble(tsSeconds);
       p.packArrayHeader(events.size());
@@ -79,12 +109,12 @@ public final class KvEventEncoder {
   private void stored(MessagePacker p, KvCacheEvent.BlockStored s) throws IOException {
     if (layout == KvEventLayout.LEGACY) {
       p.packArrayHeader(7);
-      p.packString("BlockStored");
+      str(p, "BlockStored");
     } else {
       p.packMapHeader(11);
-      p.packString("type");
-      p.packString("BlockStored");
-      p.packString("block_hashes");
+      str(p, "type");
+      str(p, "BlockStored");
+      str(p, "block_hashes");
     }
     hashes(p, s.blockHashes());
     key(p, "parent_block_hash");
@@ -103,7 +133,7 @@ public final class KvEventEncoder {
     key(p, "lora_id");
     nullableInt(p, s.loraId());
     key(p, "medium");
-    p.packString(MEDIUM_GPU);
+    str(p, MEDIUM_GPU);
     if (layout == KvEventLayout.CURRENT) {
       key(p, "lora_name");
       nullableString(p, s.loraName());
@@ -120,23 +150,23 @@ public final class KvEventEncoder {
       key(p, "group_idx");
       p.packInt(0);
       key(p, "kv_cache_spec_kind");
-      p.packString("full_attention");
+      str(p, "full_attention");
     }
   }
 
   private void removed(MessagePacker p, KvCacheEvent.BlockRemoved r) throws IOException {
     if (layout == KvEventLayout.LEGACY) {
       p.packArrayHeader(3);
-      p.packString("BlockRemoved");
+      str(p, "BlockRemoved");
     } else {
       p.packMapHeader(4);
-      p.packString("type");
-      p.packString("BlockRemoved");
-      p.packString("block_hashes");
+      str(p, "type");
+      str(p, "BlockRemoved");
+      str(p, "block_hashes");
     }
     hashes(p, r.blockHashes());
     key(p, "medium");
-    p.packString(MEDIUM_GPU);
+    str(p, MEDIUM_GPU);
     if (layout == KvEventLayout.CURRENT) {
       key(p, "group_idx");
       p.packInt(0);
@@ -148,15 +178,15 @@ public final class KvEventEncoder {
       p.packArrayHeader(1);
     } else {
       p.packMapHeader(1);
-      p.packString("type");
+      str(p, "type");
     }
-    p.packString("AllBlocksCleared");
+    str(p, "AllBlocksCleared");
   }
 
   /** A map key in the current layout; nothing in the positional one. */
   private void key(MessagePacker p, String name) throws IOException {
     if (layout == KvEventLayout.CURRENT) {
-      p.packString(name);
+      str(p, name);
     }
   }
 
@@ -175,8 +205,21 @@ public final class KvEventEncoder {
     } else if (key >= 0) {
       p.packLong(key);
     } else {
-      p.packBigInteger(new BigInteger(Long.toUnsignedString(key)));
+      // an unsigned value above Long.MAX_VALUE: msgpack's uint64 (0xcf and 8 big-endian bytes), as
+      // packBigInteger writes it, without the BigInteger
+      byte[] u = UINT64.get(); // writePayload copies short arrays into the packer's buffer
+      for (int i = 0; i < 8; i++) {
+        u[1 + i] = (byte) (key >>> (56 - 8 * i));
+      }
+      p.writePayload(u);
     }
+  }
+
+  /** {@code packString} of one of the {@link #FIXED} strings, without encoding it again. */
+  private static void str(MessagePacker p, String fixed) throws IOException {
+    byte[] b = FIXED.get(fixed);
+    p.packRawStringHeader(b.length);
+    p.writePayload(b);
   }
 
   private static void nullableInt(MessagePacker p, Integer v) throws IOException {

@@ -23,6 +23,8 @@ final class EventPrefixIndex implements KvEventIndex {
   private final long staleNanos;
   private final Map<BackendId, State> states = new ConcurrentHashMap<>();
   private volatile ModeListener listener = (b, m, r) -> {};
+  /** Runs after each event of a batch is applied, outside the view's lock; a test's hook. */
+  private volatile Runnable afterEvent = () -> {};
 
   /** A backend's precise view, its lock, liveness and counters. */
   private static final class State {
@@ -99,20 +101,25 @@ final class EventPrefixIndex implements KvEventIndex {
     int applied = 0;
     int ignored = 0;
     int dropped = 0;
-    s.lock.writeLock().lock();
-    try {
-      for (KvEvent e : batch.events()) {
-        switch (s.view.apply(e)) {
-          case APPLIED -> applied++;
-          case IGNORED -> ignored++;
-          case DROPPED -> dropped++;
-        }
-        if (e instanceof KvEvent.AllBlocksCleared) {
-          s.clears.incrementAndGet();
-        }
+    // The write lock is taken per event, not per batch: a step's batch can store the blocks of
+    // several ~14K-token prompts, and routing (the read lock) must not wait for all of them.
+    for (KvEvent e : batch.events()) {
+      PreciseView.Outcome outcome;
+      s.lock.writeLock().lock();
+      try {
+        outcome = s.view.apply(e);
+      } finally {
+        s.lock.writeLock().unlock();
       }
-    } finally {
-      s.lock.writeLock().unlock();
+      switch (outcome) {
+        case APPLIED -> applied++;
+        case IGNORED -> ignored++;
+        case DROPPED -> dropped++;
+      }
+      if (e instanceof KvEvent.AllBlocksCleared) {
+        s.clears.incrementAndGet();
+      }
+      afterEvent.run();
     }
     s.batches.incrementAndGet();
     s.applied.addAndGet(applied);
@@ -187,6 +194,11 @@ final class EventPrefixIndex implements KvEventIndex {
     } finally {
       s.lock.readLock().unlock();
     }
+  }
+
+  /** Sets what runs after each applied event, outside the lock (tests: a batch paused mid-way). */
+  void afterEachEvent(Runnable hook) {
+    this.afterEvent = Objects.requireNonNull(hook, "hook");
   }
 
   @Override

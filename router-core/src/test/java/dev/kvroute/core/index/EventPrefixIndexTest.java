@@ -12,6 +12,12 @@ import java.util.Arrays;
 import java.util.List;
 import java.util.OptionalLong;
 import java.util.SplittableRandom;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -258,5 +264,47 @@ class EventPrefixIndexTest {
     assertThat(index.stats(A)).isNull();
     assertThat(index.apply(A, new KvEventBatch(1, List.of(new KvEvent.AllBlocksCleared()), 0), 0).dropped())
         .isEqualTo(1);
+  }
+
+  /**
+   * Regression: the view's write lock was held for a whole batch, so a routing call for one backend
+   * waited until every event of a big step (several ~14K-token prompts' blocks) was applied. The
+   * batch here pauses after its first event; routing must go on meanwhile and see that event.
+   */
+  @Test
+  void routingDoesNotWaitForTheRestOfABatchBeingApplied() throws Exception {
+    int[] first = tokens(960);
+    int[] second = tokens(960);
+    Engine engine = new Engine(PAGE);
+    KvEvent.BlockStored one = engine.store(first, 0, OptionalLong.empty());
+    KvEvent.BlockStored two = engine.store(second, 0, OptionalLong.empty());
+    CountDownLatch firstApplied = new CountDownLatch(1);
+    CountDownLatch release = new CountDownLatch(1);
+    AtomicInteger events = new AtomicInteger();
+    ((EventPrefixIndex) index).afterEachEvent(() -> {
+      if (events.incrementAndGet() == 1) {
+        firstApplied.countDown();
+        try {
+          release.await();
+        } catch (InterruptedException e) {
+          Thread.currentThread().interrupt();
+        }
+      }
+    });
+    ExecutorService pool = Executors.newFixedThreadPool(2);
+    try {
+      Future<?> applying = pool.submit(() -> apply(A, one, two));
+      assertThat(firstApplied.await(30, TimeUnit.SECONDS)).as("the batch's first event applied").isTrue();
+      Future<PrefixMatch> routing = pool.submit(() -> index.match(first));
+      // a deadlock check, not a timing bound: with the batch-wide lock this never completes until release
+      assertThat(routing).succeedsWithin(Duration.ofSeconds(30))
+          .satisfies(m -> assertThat(m.matched(A)).isEqualTo(960));
+      release.countDown();
+      applying.get(30, TimeUnit.SECONDS);
+      assertThat(index.match(second).matched(A)).isEqualTo(960);
+    } finally {
+      release.countDown();
+      pool.shutdownNow();
+    }
   }
 }
