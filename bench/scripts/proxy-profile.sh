@@ -9,7 +9,9 @@
 #        PROXY_CPU (0), LOAD_CPU (1), OUT (bench-report/proxy-profile), KVROUTE_JAVA_OPTS,
 #        KVROUTE_FLAGS (extra serve flags), JAR (run this copy of kvroute.jar, not the launcher's),
 #        FIRST (1: first measure each of the first 10 seconds after /ready, as proxy-overhead.sh does,
-#        and the time from the start to /ready), FIRST_REQ (N > 0: CPU per request over the first N
+#        and the time from the start to /ready), WARM_FIRST (1: the same ten 1-second runs again after
+#        the warm-up by count, on a long-warm server), SPLIT (1: with FIRST or WARM_FIRST, each second's
+#        CPU of the JIT, GC and other threads, and the others' CPU per request), FIRST_REQ (N > 0: CPU per request over the first N
 #        requests after /ready, JIT threads included), CDS (1: with JAR, use the launcher's class-data
 #        sharing archive for it, trained first when missing); with FIRST or FIRST_REQ it also prints the
 #        JIT compilations and JIT CPU between /ready and the end of those first requests
@@ -117,12 +119,43 @@ jit_ticks() {
   done
   echo "$t"
 }
+# CPU ticks of the router's threads in three groups: "JIT GC rest" (rest: event loops and the others
+# but JFR's own threads, whose sampling the harness does not run);
+# one awk over /proc, so that reading it leaves no gap between the 1-second runs on a busy machine
+tick_groups() {
+  awk '{ a = index($0, "("); b = 0
+         for (k = length($0); k > a; k--) if (substr($0, k, 1) == ")") { b = k; break }
+         comm = substr($0, a + 1, b - a - 1); split(substr($0, b + 2), f, " "); c = f[12] + f[13]
+         if (comm ~ /CompilerThre/) j += c; else if (comm ~ /^JFR/) ; else if (comm ~ /GC Thread|ParGC|^GC|VM Thread/) g += c; else r += c }
+       END { print j + 0, g + 0, r + 0 }' /proc/"$1"/task/*/stat 2>/dev/null
+}
+# ten 1-second wrk runs (32 new connections each), as proxy-overhead.sh measures the first seconds:
+# per second req/s / p99 ms, and with SPLIT=1 the router's CPU ms in it: JIT, GC (and the VM
+# thread's safepoint work), the rest; and the rest's CPU per request in us
+ten_seconds() {
+  local out="" s r n t0 t1
+  for s in 1 2 3 4 5 6 7 8 9 10; do
+    [ "${SPLIT:-0}" = 1 ] && read -r -a t0 <<<"$(tick_groups "$kv")"
+    r=$(load "$PORT" 1)
+    n=$(field requests "$r")
+    out+="$(( n * 1000000 / $(field duration_us "$r") ))/$(( $(field p99_us "$r") / 1000 ))"
+    if [ "${SPLIT:-0}" = 1 ]; then
+      # no /metrics scrape here (a scrape is work of its own): the requests wrk completed
+      read -r -a t1 <<<"$(tick_groups "$kv")"
+      out+="[jit $(( (t1[0] - t0[0]) * 1000 / HZ )) gc $(( (t1[1] - t0[1]) * 1000 / HZ )) rest $(( (t1[2] - t0[2]) * 1000 / HZ )) ms, $(( (t1[2] - t0[2]) * 1000000 / HZ / (n > 0 ? n : 1) )) us/req]"
+    fi
+    out+=" "
+  done
+  echo "$out"
+}
 # JFR's profile settings, with each thread's allocation counter sampled every second (not only at
-# chunk boundaries), so the measured run's dump holds its first and last values
+# chunk boundaries), so the measured run's dump holds its first and last values,
 java_home=$(java -XshowSettings:properties -version 2>&1 | awk -F' = ' '/java.home/ {print $2}')
-sed '/jdk.ThreadAllocationStatistics/,/<\/event>/ s/everyChunk/1 s/' "$java_home/lib/jfr/profile.jfc" >"$work/profile.jfc"
+# and every JIT compilation recorded (not only those over 100 ms), for what compiles after /ready
+sed -e '/jdk.ThreadAllocationStatistics/,/<\/event>/ s/everyChunk/1 s/' \
+  -e '/"jdk.Compilation"/,/<\/event>/ s/100 ms/0 ms/' "$java_home/lib/jfr/profile.jfc" >"$work/profile.jfc"
 for policy in "${policies[@]}"; do
-  opts=${KVROUTE_JAVA_OPTS:--XX:+UseParallelGC -Xms512m}
+  opts=${KVROUTE_JAVA_OPTS:--XX:+UseSerialGC -Xms512m}
   # JFR records from the start: started later (jcmd JFR.start), it makes the JIT recompile the
   # request path during the measured run, which then measures the compiler, not the proxy
   opts="$opts -XX:StartFlightRecording=name=p,settings=$work/profile.jfc"
@@ -147,12 +180,9 @@ for policy in "${policies[@]}"; do
   k0=$(compiles "$kv"); j0=$(jit_ticks "$kv")
   if [ "$FIRST" = 1 ]; then
     # as the proxy-overhead harness: ten 1-second runs right after /ready, req/s / p99 ms of each
-    firsts=""
-    for s in 1 2 3 4 5 6 7 8 9 10; do
-      r=$(load "$PORT" 1)
-      firsts+="$(( $(field requests "$r") * 1000000 / $(field duration_us "$r") ))/$(( $(field p99_us "$r") / 1000 )) "
-    done
-    echo "$policy first seconds (req/s / p99 ms), /ready after ${ready_ms} ms: $firsts"
+    echo "$policy first seconds (req/s / p99 ms), /ready after ${ready_ms} ms: $(ten_seconds)"
+    # the first seconds' JIT compilations, deoptimizations and GC pauses, for jfr print
+    jcmd "$kv" JFR.dump name=p filename="$OUT/$policy-first.jfr" >/dev/null
   fi
   if [ "${FIRST_REQ:-0}" -gt 0 ]; then
     # CPU per request over the first FIRST_REQ requests after /ready, JIT threads included (on one
@@ -167,6 +197,11 @@ for policy in "${policies[@]}"; do
   fi
   # warm-up by count, not time: on a busy machine the JIT gets its share late
   while [ "$(served "$PORT")" -lt "$WARM_REQ" ]; do load "$PORT" 5 >/dev/null; done
+  if [ "${WARM_FIRST:-0}" = 1 ]; then
+    # the same ten 1-second runs (32 new connections each) on the long-warm server: what FIRST's
+    # seconds would be with nothing left to warm up, i.e. the cost of the 1-second runs themselves
+    echo "$policy 1-second runs after the warm-up by count (req/s / p99 ms): $(ten_seconds)"
+  fi
   begin=$(date -u +%Y-%m-%dT%H:%M:%S); begin_local=$(date +%H:%M:%S)
   n0=$(served "$PORT"); c0=$(cpu_ticks "$kv"); a0=$(cpu_ticks "$kv" all)
   r=$(load "$PORT" "$DUR")

@@ -72,7 +72,12 @@ public final class SelfWarmUp {
   private static final System.Logger LOG = System.getLogger(SelfWarmUp.class.getName());
   /** The model the zero-cost backends serve and the synthetic requests name. */
   static final String MODEL = "kvroute-warm-up";
-  private static final int CONNECTIONS = 8;
+  /** Client connections at once: as many as a load generator's or a gateway's pool (wrk's 32 in the harness). */
+  private static final int CONNECTIONS = 32;
+  /** One request in this many is a scrape or a probe (a GET of {@link #PROBES}), the rest chat completions. */
+  static final int PROBE_EVERY = 250;
+  /** What a Prometheus scrape and an orchestrator's probes ask for, in turn. */
+  private static final String[] PROBES = {"/metrics", "/health", "/metrics", "/ready"};
   /** Requests a warm-up connection (client side) or a zero-cost backend connection serves before it is closed. */
   private static final int REQUESTS_PER_CONNECTION = 100;
   /** Zero-cost backends: enough for the policy to choose, balance and match. */
@@ -84,11 +89,13 @@ public final class SelfWarmUp {
   /**
    * What the warm-up did.
    *
-   * @param requests requests answered 200 through the throwaway proxy
+   * @param requests chat completions answered 200 through the throwaway proxy
+   * @param probes GETs of {@code /metrics}, {@code /health} and {@code /ready} answered 200 (one
+   *     request in {@value #PROBE_EVERY})
    * @param failed requests answered otherwise or not at all
    * @param elapsed wall time, including starting and closing the throwaway proxy
    */
-  public record Result(int requests, int failed, Duration elapsed) {}
+  public record Result(int requests, int probes, int failed, Duration elapsed) {}
 
   private SelfWarmUp() {}
 
@@ -109,13 +116,14 @@ public final class SelfWarmUp {
     }
     long start = System.nanoTime();
     if (requests == 0) {
-      return new Result(0, 0, Duration.ZERO);
+      return new Result(0, 0, 0, Duration.ZERO);
     }
     long deadline = start + maxTime.toNanos();
     Transport transport = Transport.best();
     EventLoopGroup backendLoop = transport.group(1);
     KvrouteServer proxy = null;
     AtomicInteger ok = new AtomicInteger();
+    AtomicInteger probes = new AtomicInteger();
     AtomicInteger failed = new AtomicInteger();
     try {
       ServerBootstrap backends = new ServerBootstrap()
@@ -133,7 +141,7 @@ public final class SelfWarmUp {
         urls.add(URI.create("http://127.0.0.1:" + ((InetSocketAddress) backend.localAddress()).getPort()));
       }
       proxy = KvrouteServer.start(throwaway(config, urls));
-      drive(backendLoop, transport, proxy.uri(), requests, deadline, ok, failed);
+      drive(backendLoop, transport, proxy.uri(), requests, deadline, ok, probes, failed);
     } catch (RuntimeException e) {
       // a warm-up that cannot run leaves a cold start, not a failed one
       LOG.log(Level.WARNING, "warm-up stopped: " + e);
@@ -143,9 +151,9 @@ public final class SelfWarmUp {
       }
       backendLoop.shutdownGracefully(0, 1, TimeUnit.SECONDS).syncUninterruptibly();
     }
-    Result r = new Result(ok.get(), failed.get(), Duration.ofNanos(System.nanoTime() - start));
-    LOG.log(Level.INFO, "warm-up: {0} requests ({1} failed) in {2} ms", r.requests(), r.failed(),
-        r.elapsed().toMillis());
+    Result r = new Result(ok.get(), probes.get(), failed.get(), Duration.ofNanos(System.nanoTime() - start));
+    LOG.log(Level.INFO, "warm-up: {0} requests and {1} probes ({2} failed) in {3} ms", r.requests(), r.probes(),
+        r.failed(), r.elapsed().toMillis());
     return r;
   }
 
@@ -186,7 +194,11 @@ public final class SelfWarmUp {
 
   /**
    * Sends requests over {@value #CONNECTIONS} keep-alive connections until {@code requests} are
-   * answered and the JIT has been idle for 200 ms, or until {@code deadline}.
+   * answered and the JIT has been idle for 200 ms, or until {@code deadline}. One request in
+   * {@value #PROBE_EVERY} is a GET of {@code /metrics}, {@code /health} or {@code /ready}: the
+   * Prometheus exposition and the probes run on a real router every few seconds, and left cold they
+   * were compiled after {@code /ready} (the Prometheus text writer's C2 compilation alone took 0.3 s
+   * of the one core).
    *
    * <p>The client is Netty's ({@code HttpClientCodec} and {@code HttpObjectAggregator}) on the
    * zero-cost backends' event loop, not the JDK's {@code HttpClient}: on a one-core router the client
@@ -196,7 +208,7 @@ public final class SelfWarmUp {
    * Netty client runs code the proxy's upstream side runs too, so compiling it is not wasted.
    */
   private static void drive(EventLoopGroup loop, Transport transport, URI proxy, int requests, long deadline,
-      AtomicInteger ok, AtomicInteger failed) {
+      AtomicInteger ok, AtomicInteger probes, AtomicInteger failed) {
     List<byte[]> bodies = bodies();
     String host = proxy.getHost() + ":" + proxy.getPort();
     AtomicLong next = new AtomicLong();
@@ -212,6 +224,12 @@ public final class SelfWarmUp {
       long n = next.getAndIncrement();
       if (n >= requests && (!jitTimed || jitQuiet(jit, lastJitMillis, jitQuietSince))) {
         return null;
+      }
+      if (n % PROBE_EVERY == PROBE_EVERY / 2) {
+        FullHttpRequest probe = new DefaultFullHttpRequest(HttpVersion.HTTP_1_1, HttpMethod.GET,
+            PROBES[(int) (n / PROBE_EVERY % PROBES.length)], Unpooled.EMPTY_BUFFER);
+        probe.headers().set(HttpHeaderNames.HOST, host).setInt(HttpHeaderNames.CONTENT_LENGTH, 0);
+        return probe;
       }
       byte[] body = withNewMessage(bodies.get((int) (n % bodies.size())), n);
       FullHttpRequest req = new DefaultFullHttpRequest(HttpVersion.HTTP_1_1, HttpMethod.POST, "/v1/chat/completions",
@@ -230,7 +248,7 @@ public final class SelfWarmUp {
           @Override
           protected void initChannel(SocketChannel ch) {
             ch.pipeline().addLast(new HttpClientCodec(), new HttpObjectAggregator(1 << 20),
-                new WarmUpClient(nextRequest, ok, failed, done, reconnect[0]));
+                new WarmUpClient(nextRequest, ok, probes, failed, done, reconnect[0]));
           }
         });
     reconnect[0] = () -> client.connect(proxy.getHost(), proxy.getPort()).addListener((ChannelFutureListener) f -> {
@@ -257,17 +275,21 @@ public final class SelfWarmUp {
   private static final class WarmUpClient extends SimpleChannelInboundHandler<FullHttpResponse> {
     private final java.util.function.Supplier<FullHttpRequest> nextRequest;
     private final AtomicInteger ok;
+    private final AtomicInteger probes;
     private final AtomicInteger failed;
     private final CountDownLatch done;
     private final Runnable reconnect;
     private int answered;
     private boolean recycled;
     private boolean counted;
+    /** Whether the request in flight is a GET (a scrape or a probe), not a completion. */
+    private boolean probing;
 
-    WarmUpClient(java.util.function.Supplier<FullHttpRequest> nextRequest, AtomicInteger ok, AtomicInteger failed,
-        CountDownLatch done, Runnable reconnect) {
+    WarmUpClient(java.util.function.Supplier<FullHttpRequest> nextRequest, AtomicInteger ok, AtomicInteger probes,
+        AtomicInteger failed, CountDownLatch done, Runnable reconnect) {
       this.nextRequest = nextRequest;
       this.ok = ok;
+      this.probes = probes;
       this.failed = failed;
       this.done = done;
       this.reconnect = reconnect;
@@ -280,7 +302,7 @@ public final class SelfWarmUp {
 
     @Override
     protected void channelRead0(ChannelHandlerContext ctx, FullHttpResponse resp) {
-      (resp.status().code() == 200 ? ok : failed).incrementAndGet();
+      (resp.status().code() != 200 ? failed : probing ? probes : ok).incrementAndGet();
       if (++answered >= REQUESTS_PER_CONNECTION) {
         // a new connection in its place: accepting and setting up connections is on the path too
         // (a load balancer or a client pool opens them all the time)
@@ -299,6 +321,7 @@ public final class SelfWarmUp {
         ctx.close();
         return;
       }
+      probing = req.method().equals(HttpMethod.GET);
       ctx.writeAndFlush(req).addListener((ChannelFutureListener) f -> {
         if (!f.isSuccess()) {
           f.channel().close();

@@ -47,7 +47,7 @@ import org.openjdk.jmh.annotations.Warmup;
  *       ({@link RequestParser}), tokenize it ({@link PromptTokenizer}: only the new message misses
  *       the segment cache), one index descent, the {@code cache-aware} policy, the insert into the
  *       chosen backend's view, and the load lease (released at once so loads stay level).
- *   <li>{@code parseAndTokenize}: the first two steps only.
+ *   <li>{@code parseAndTokenize}: the first two steps only; {@code parse}: the first alone.
  *   <li>{@code routeTokens}: {@link RouterCore#route(int[], String, java.util.Collection)} on the
  *       already tokenized prompt: the index descent, the policy, the insert and the lease.
  *   <li>{@code baselineJacksonTree}: a fixed reference that no kvroute change touches: Jackson's
@@ -223,6 +223,12 @@ public class RoutingBenchmark {
   public int[] parseAndTokenize(Fleet fleet, FreshBody request) throws InvalidRequestException {
     return fleet.tokenizer.tokenize(
         fleet.parser.parse(Endpoint.CHAT_COMPLETIONS, request.body, name -> null));
+  }
+
+  /** The body parse alone ({@link RequestParser#parse}): issue 18's parser work, without tokenizing. */
+  @Benchmark
+  public RequestView parse(Fleet fleet, FreshBody request) throws InvalidRequestException {
+    return fleet.parser.parse(Endpoint.CHAT_COMPLETIONS, request.body, name -> null);
   }
 
   @Benchmark

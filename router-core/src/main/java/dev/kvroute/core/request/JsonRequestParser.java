@@ -32,13 +32,18 @@ import java.util.function.Function;
  * is checked as a whole-body tree would be, after the whole body has been read (so malformed JSON
  * anywhere wins over a type error).
  *
+ * <p>A chat body of the common shape is read by {@link ChatBodyScanner} instead, which builds the
+ * same {@link Body} reading each message string once (end, validation, code points and text hash in
+ * one pass); it gives up on anything else, malformed bodies included, and this Jackson path reads
+ * the body from the start, so every error is Jackson's as before.
+ *
  * <p>The shape checks of the fields read as trees are {@link RequestShapes}, shared with the
  * tree-reading reference that {@code RequestParserEquivalenceTest} holds this parser to, so the two
  * differ only in how they read the body.
  */
 final class JsonRequestParser implements RequestParser {
   /** Reads subtrees only; trailing tokens after the body are checked by {@link #requireEnd}. */
-  private static final ObjectMapper MAPPER = JsonMapper.builder().build();
+  static final ObjectMapper MAPPER = JsonMapper.builder().build();
 
   /** Strings longer than this many bytes are decoded by Jackson, which enforces its own limit. */
   private static final int MAX_SKIPPED_STRING_BYTES =
@@ -111,7 +116,7 @@ final class JsonRequestParser implements RequestParser {
    * object's first byte and the byte after its end, then its string content's first and after-last
    * byte (inside the quotes), or {@code -1, -1} when the content is not left in the body.
    */
-  private static int[] messageSpans(Body b) {
+  static int[] messageSpans(Body b) {
     int[] spans = new int[4 * b.messages.size()];
     for (int i = 0; i < b.messages.size(); i++) {
       Message m = (Message) b.messages.get(i);
@@ -125,8 +130,12 @@ final class JsonRequestParser implements RequestParser {
 
   // ---- reading --------------------------------------------------------------------------------
 
-  /** A JSON string left in the body: its content is {@code body[start, end)}. */
-  record Span(int start, int end, boolean escaped) {}
+  /**
+   * A JSON string left in the body: its content is {@code body[start, end)}; {@code codePoints} is
+   * the decoded text's code-point count when the reader counted it, else -1; {@code hash} its
+   * {@link TextHash} when the reader computed it, else null.
+   */
+  record Span(int start, int end, boolean escaped, int codePoints, TextHash hash) {}
 
   /** A message object: the fields routing reads; a string content as a {@link Span}. */
   static final class Message {
@@ -160,7 +169,23 @@ final class JsonRequestParser implements RequestParser {
     }
   }
 
-  private Body read(Endpoint endpoint, byte[] body, int offset, int length)
+  /**
+   * The body as read: a chat body of the common shape by {@link ChatBodyScanner}, which reads each
+   * message string once; anything else, and every malformed body, by {@link #readWithJackson}.
+   */
+  Body read(Endpoint endpoint, byte[] body, int offset, int length)
+      throws InvalidRequestException {
+    if (endpoint == Endpoint.CHAT_COMPLETIONS) {
+      Body b = ChatBodyScanner.read(body, offset, length, MAX_SKIPPED_STRING_BYTES);
+      if (b != null) {
+        return b;
+      }
+    }
+    return readWithJackson(endpoint, body, offset, length);
+  }
+
+  /** The body as Jackson's streaming parser reads it, which judges and words every error. */
+  Body readWithJackson(Endpoint endpoint, byte[] body, int offset, int length)
       throws InvalidRequestException {
     String promptField =
         endpoint == Endpoint.COMPLETIONS
@@ -366,11 +391,12 @@ final class JsonRequestParser implements RequestParser {
     if ((scanned & JsonStrings.NON_ASCII) != 0) {
       p.getTextLength();
     }
-    return new Span(quote + 1, end, (scanned & JsonStrings.ESCAPED) != 0);
+    return new Span(quote + 1, end, (scanned & JsonStrings.ESCAPED) != 0, -1, null);
   }
 
   private static PromptSegment segment(Body b, String role, Span s) {
-    return TextSegment.ofJson(role, b.bytes, s.start, s.end, s.escaped, b.hasher);
+    return TextSegment.ofJson(
+        role, b.bytes, s.start, s.end, s.escaped, s.codePoints, s.hash, b.hasher);
   }
 
   // ---- chat -----------------------------------------------------------------------------------

@@ -89,8 +89,8 @@ final class PolynomialHasher {
       long e1 = element(b, off + 7);
       long e2 = element(b, off + 14);
       long e3 = element(b, off + 21);
-      a = reduce(fold(a, A4) + fold(e0, A3) + fold(e1, A2) + fold(e2, A1) + e3);
-      c = reduce(fold(c, B4) + fold(e0, B3) + fold(e1, B2) + fold(e2, B1) + e3);
+      a = groupA(a, e0, e1, e2, e3);
+      c = groupB(c, e0, e1, e2, e3);
       off += GROUP;
     }
     ha = a;
@@ -107,8 +107,35 @@ final class PolynomialHasher {
     long e1 = element(b, off + 7);
     long e2 = element(b, off + 14);
     long e3 = element(b, off + 21);
-    ha = reduce(fold(ha, A4) + fold(e0, A3) + fold(e1, A2) + fold(e2, A1) + e3);
-    hb = reduce(fold(hb, B4) + fold(e0, B3) + fold(e1, B2) + fold(e2, B1) + e3);
+    ha = groupA(ha, e0, e1, e2, e3);
+    hb = groupB(hb, e0, e1, e2, e3);
+  }
+
+  /**
+   * The first half's state {@code a} after one more 28-byte group, given as its four 7-byte
+   * little-endian elements (each below {@code 2^56}); for callers that hash while they scan.
+   */
+  static long groupA(long a, long e0, long e1, long e2, long e3) {
+    return reduce(fold(a, A4) + fold(e0, A3) + fold(e1, A2) + fold(e2, A1) + e3);
+  }
+
+  /** As {@link #groupA}, for the second half's state. */
+  static long groupB(long c, long e0, long e1, long e2, long e3) {
+    return reduce(fold(c, B4) + fold(e0, B3) + fold(e1, B2) + fold(e2, B1) + e3);
+  }
+
+  /**
+   * Takes the state of a hash computed elsewhere by {@link #groupA} and {@link #groupB} from zero
+   * over {@code length} bytes (a multiple of 28); {@link #update} and {@link #finish} go on from it.
+   */
+  void resume(long a, long c, long length) {
+    if (length % GROUP != 0) {
+      throw new IllegalArgumentException("length: " + length + " (expected: a multiple of 28)");
+    }
+    carried = 0;
+    this.length = length;
+    ha = a;
+    hb = c;
   }
 
   /** Feeds the UTF-8 form of {@code codePoint} (a surrogate in its 3-byte form). */

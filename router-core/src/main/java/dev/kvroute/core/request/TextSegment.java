@@ -13,11 +13,20 @@ final class TextSegment implements PromptSegment {
   private final int start;
   private final int end;
   private final boolean escaped;
+  /** The decoded text's code points when counted while reading the body, else -1. */
+  private final int codePoints;
   /** The text; for a body segment {@code null} until decoded (racy single-check: a String is safe). */
   private String text;
 
   private TextSegment(
-      String role, TextHash hash, String text, byte[] body, int start, int end, boolean escaped) {
+      String role,
+      TextHash hash,
+      String text,
+      byte[] body,
+      int start,
+      int end,
+      boolean escaped,
+      int codePoints) {
     this.role = role;
     this.hash = hash;
     this.text = text;
@@ -25,11 +34,12 @@ final class TextSegment implements PromptSegment {
     this.start = start;
     this.end = end;
     this.escaped = escaped;
+    this.codePoints = codePoints;
   }
 
   static TextSegment of(String role, String text) {
     Objects.requireNonNull(text, "text");
-    return new TextSegment(role, TextHash.of(text), text, null, 0, 0, false);
+    return new TextSegment(role, TextHash.of(text), text, null, 0, 0, false, -1);
   }
 
   /**
@@ -37,11 +47,29 @@ final class TextSegment implements PromptSegment {
    * quotes), already validated by the JSON parser.
    *
    * @param escaped whether the content holds a backslash escape
+   * @param codePoints the decoded text's code-point count ({@link String#codePointCount}), or -1
+   *     when not counted yet (then {@link #codePointCount} counts the bytes when asked)
+   * @param hash the decoded text's {@link TextHash} when already computed, or null (then it is
+   *     computed here with {@code hasher})
    */
   static TextSegment ofJson(
-      String role, byte[] body, int start, int end, boolean escaped, PolynomialHasher hasher) {
+      String role,
+      byte[] body,
+      int start,
+      int end,
+      boolean escaped,
+      int codePoints,
+      TextHash hash,
+      PolynomialHasher hasher) {
     return new TextSegment(
-        role, JsonStrings.hash(body, start, end, escaped, hasher), null, body, start, end, escaped);
+        role,
+        hash != null ? hash : JsonStrings.hash(body, start, end, escaped, hasher),
+        null,
+        body,
+        start,
+        end,
+        escaped,
+        codePoints);
   }
 
   @Override
@@ -67,6 +95,9 @@ final class TextSegment implements PromptSegment {
   @Override
   public int codePointCount() {
     String t = text;
+    if (codePoints >= 0) {
+      return codePoints;
+    }
     if (t != null || body == null) {
       return t.codePointCount(0, t.length());
     }

@@ -26,7 +26,7 @@ class RequestParserEquivalenceTest {
   };
 
   /** A random text, sometimes with quotes, escapes, non-ASCII and lone surrogates. */
-  private static String text(SplittableRandom r) {
+  static String text(SplittableRandom r) {
     StringBuilder sb = new StringBuilder();
     int n = r.nextInt(12);
     for (int i = 0; i < n; i++) {
@@ -39,7 +39,7 @@ class RequestParserEquivalenceTest {
   }
 
   /** {@code s} as a JSON string literal, each character escaped or not at random. */
-  private static String quote(String s, SplittableRandom r) {
+  static String quote(String s, SplittableRandom r) {
     StringBuilder sb = new StringBuilder("\"");
     for (int i = 0; i < s.length(); i++) {
       char c = s.charAt(i);
@@ -89,16 +89,16 @@ class RequestParserEquivalenceTest {
     }
   }
 
-  private static String ws(SplittableRandom r) {
+  static String ws(SplittableRandom r) {
     return r.nextInt(4) == 0 ? new String[] {" ", "\n", "\t ", "\r\n  "}[r.nextInt(4)] : "";
   }
 
-  private static String object(List<String> fields, SplittableRandom r) {
+  static String object(List<String> fields, SplittableRandom r) {
     java.util.Collections.shuffle(fields, new java.util.Random(r.nextLong()));
     return "{" + ws(r) + String.join("," + ws(r), fields) + ws(r) + "}";
   }
 
-  private static String field(String name, String value, SplittableRandom r) {
+  static String field(String name, String value, SplittableRandom r) {
     return "\"" + name + "\"" + ws(r) + ":" + ws(r) + value;
   }
 
@@ -134,7 +134,7 @@ class RequestParserEquivalenceTest {
     return object(f, r);
   }
 
-  private static String chatBody(SplittableRandom r) {
+  static String chatBody(SplittableRandom r) {
     List<String> f = new ArrayList<>();
     List<String> messages = new ArrayList<>();
     int n = 1 + r.nextInt(6);
@@ -185,7 +185,7 @@ class RequestParserEquivalenceTest {
 
   private static final String MUTATIONS = "{}[],:\"\\ 0a-.e\u00e9";
 
-  private static String mutate(String body, SplittableRandom r) {
+  static String mutate(String body, SplittableRandom r) {
     int at = r.nextInt(body.length() + 1);
     switch (r.nextInt(4)) {
       case 0:
