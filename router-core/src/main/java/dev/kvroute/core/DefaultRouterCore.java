@@ -6,6 +6,7 @@ import dev.kvroute.core.load.Lease;
 import dev.kvroute.core.load.LoadTracker;
 import dev.kvroute.core.policy.Candidate;
 import dev.kvroute.core.policy.Decision;
+import dev.kvroute.core.policy.PromptReads;
 import dev.kvroute.core.policy.RoutingContext;
 import dev.kvroute.core.policy.RoutingPolicy;
 import dev.kvroute.core.request.RequestView;
@@ -21,6 +22,8 @@ import java.util.concurrent.ConcurrentHashMap;
 
 /** {@link RouterCore} composing a policy, a prompt tokenizer, a prefix index and a load tracker. */
 final class DefaultRouterCore implements RouterCore {
+  /** The prompt of a request whose policy reads nothing of it: not tokenized. */
+  private static final int[] NO_TOKENS = new int[0];
   private final RoutingPolicy policy;
   private final PromptTokenizer tokenizer;
   private final PrefixIndex index;
@@ -86,10 +89,17 @@ final class DefaultRouterCore implements RouterCore {
    * Tokenizes {@code view} with what its tokenizer kept of an earlier prompt with the same leading
    * messages ({@link PromptTokenizer#tokenizePrefixed}): the prompt hashes only the pages after them,
    * then leaves its own tokens and page hashes for the next turn. The decision is the same as
-   * routing {@link #tokens(RequestView)}.
+   * routing {@link #tokens(RequestView)}. A policy that reads no prefix match takes neither.
    */
   @Override
   public Routed route(RequestView view, long namespace, Collection<BackendId> healthy) {
+    PromptReads reads = policy.reads(view.sessionKey());
+    if (reads == PromptReads.NONE) {
+      return routeUnmatched(NO_TOKENS, view.sessionKey(), PromptReads.NONE, healthy);
+    }
+    if (reads != PromptReads.PREFIX_MATCH) {
+      return routeUnmatched(tokenizer.tokenize(view), view.sessionKey(), reads, healthy);
+    }
     PrefixedTokens t = tokenizer.tokenizePrefixed(view);
     PrefixIndex.Prompt prompt = index.prompt(t.tokens(), namespace, t.knownPageHashes(), t.sharedTokens());
     Routed routed = route(prompt, view.sessionKey(), healthy);
@@ -104,6 +114,10 @@ final class DefaultRouterCore implements RouterCore {
 
   @Override
   public Routed route(int[] promptTokens, String sessionKey, long namespace, Collection<BackendId> healthy) {
+    PromptReads reads = policy.reads(sessionKey);
+    if (reads != PromptReads.PREFIX_MATCH) {
+      return routeUnmatched(promptTokens, sessionKey, reads, healthy);
+    }
     // hashed once for match and insert
     PrefixIndex.Prompt prompt = namespace == 0 ? index.prompt(promptTokens) : index.prompt(promptTokens, namespace);
     return route(prompt, sessionKey, healthy);
@@ -111,7 +125,7 @@ final class DefaultRouterCore implements RouterCore {
 
   private Routed route(PrefixIndex.Prompt prompt, String sessionKey, Collection<BackendId> healthy) {
     int[] promptTokens = prompt.tokens();
-    Decision decision = policy.choose(context(prompt, sessionKey, healthy));
+    Decision decision = policy.choose(context(promptTokens, index.match(prompt), sessionKey, healthy));
     BackendId chosen = decision.backend();
     int predicted = Math.min(decision.matchedTokens(), promptTokens.length);
     PrefixIndex.Pin pin = PrefixIndex.Pin.NONE;
@@ -124,7 +138,19 @@ final class DefaultRouterCore implements RouterCore {
       // Removed while this request was being routed: its view is gone, nothing to record.
     }
     Lease lease = new PinningLease(loads.acquire(chosen, promptTokens.length - predicted), pin);
-    return new RoutedRequest(decision, promptTokens, predicted, lease);
+    return new RoutedRequest(decision, promptTokens, predicted, lease, PromptReads.PREFIX_MATCH);
+  }
+
+  /**
+   * Routes for a policy that reads no prefix match ({@code reads}): no page hashing, no match, no
+   * record in the index, no pin. The lease charges the whole prompt as prefill tokens (nothing is
+   * predicted cached; none when the prompt was not tokenized).
+   */
+  private Routed routeUnmatched(
+      int[] promptTokens, String sessionKey, PromptReads reads, Collection<BackendId> healthy) {
+    Decision decision = policy.choose(context(promptTokens, null, sessionKey, healthy));
+    Lease lease = loads.acquire(decision.backend(), promptTokens.length);
+    return new RoutedRequest(decision, promptTokens, 0, lease, reads);
   }
 
   @Override
@@ -140,18 +166,21 @@ final class DefaultRouterCore implements RouterCore {
   @Override
   public Decision explain(int[] promptTokens, String sessionKey, long namespace, Collection<BackendId> healthy) {
     PrefixIndex.Prompt prompt = namespace == 0 ? index.prompt(promptTokens) : index.prompt(promptTokens, namespace);
-    return policy.explain(context(prompt, sessionKey, healthy));
+    return policy.explain(context(promptTokens, index.match(prompt), sessionKey, healthy));
   }
 
+  /**
+   * The policy's context: {@code healthy}'s registered backends in name order, each with its match
+   * ({@code null}: not matched, 0 tokens each) and its load.
+   */
   private RoutingContext context(
-      PrefixIndex.Prompt prompt, String sessionKey, Collection<BackendId> healthy) {
-    int[] promptTokens = prompt.tokens();
+      int[] promptTokens, PrefixMatch match, String sessionKey, Collection<BackendId> healthy) {
     BackendId[] backends = candidateOrder(healthy.toArray(BackendId[]::new));
-    PrefixMatch match = index.match(prompt);
     Candidate[] cs = new Candidate[backends.length];
     for (int i = 0; i < cs.length; i++) {
       BackendId b = backends[i];
-      cs[i] = new Candidate(b, Math.min(match.matched(b), promptTokens.length), loads.load(b));
+      int matched = match == null ? 0 : Math.min(match.matched(b), promptTokens.length);
+      cs[i] = new Candidate(b, matched, loads.load(b));
     }
     List<Candidate> candidates = List.of(cs); // immutable: the context and the decision keep it as it is
     if (candidates.isEmpty()) {
@@ -262,6 +291,6 @@ final class DefaultRouterCore implements RouterCore {
 
   /** The outcome of one {@code route} call. */
   private record RoutedRequest(
-      Decision decision, int[] promptTokens, int predictedCachedTokens, Lease lease)
+      Decision decision, int[] promptTokens, int predictedCachedTokens, Lease lease, PromptReads reads)
       implements Routed {}
 }

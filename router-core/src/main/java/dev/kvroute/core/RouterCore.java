@@ -4,6 +4,7 @@ import dev.kvroute.core.index.PrefixIndex;
 import dev.kvroute.core.load.Lease;
 import dev.kvroute.core.load.LoadTracker;
 import dev.kvroute.core.policy.Decision;
+import dev.kvroute.core.policy.PromptReads;
 import dev.kvroute.core.policy.RoutingContext;
 import dev.kvroute.core.policy.RoutingPolicy;
 import dev.kvroute.core.request.RequestView;
@@ -14,7 +15,7 @@ import java.util.Collection;
  * The routing brain: tokenizes a request, matches it against the prefix index, asks the policy, takes
  * a load lease, and records the prompt in the chosen backend's view. No networking.
  *
- * <p>{@code route} does, in order: tokenize ({@link PromptTokenizer}, segment-cached); one
+ * <p>{@code route} does, for a policy that reads the prefix match, in order: tokenize ({@link PromptTokenizer}, segment-cached); one
  * {@link PrefixIndex#match} descent; build one {@link dev.kvroute.core.policy.Candidate} per
  * registered backend of {@code healthy}, sorted by {@link BackendId} (so the order never depends on
  * the caller's collection), with its matched tokens and its {@link LoadTracker#load load}; ask the
@@ -24,6 +25,15 @@ import java.util.Collection;
  * index's LRU order follows the engine's, which orders cached blocks by when their request released
  * them. Backends in {@code healthy} that were never {@link #addBackend added} (or were removed
  * meanwhile) are ignored.
+ *
+ * <p>{@code route} computes only what the policy reads ({@link RoutingPolicy#reads}, per request): for
+ * {@link PromptReads#NONE} ({@code round-robin}, {@code random}, {@code least-loaded}, {@code
+ * power-of-two}, {@code sticky} with a session key) it neither tokenizes a {@link RequestView} nor
+ * touches the index; for {@link PromptReads#TOKENS} ({@code sticky} without a session key) it
+ * tokenizes but does not hash pages, match, record or pin. Either way every candidate's matched tokens
+ * are 0, the prediction is 0 ({@link Routed#reads} says it is none), and the lease charges the whole
+ * prompt as prefill tokens (0 when it was not tokenized). {@code explain} always tokenizes and
+ * matches, to show what the index holds for the prompt.
  *
  * <p>Thread-safe: the proxy calls it from every event loop; the simulator from one thread.
  */
@@ -47,11 +57,24 @@ public interface RouterCore {
     /** The decision, with matched tokens and loads per candidate. */
     Decision decision();
 
-    /** The prompt's token ids, as the index sees them. */
+    /** The prompt's token ids, as the index sees them; empty when it was not tokenized ({@link #reads}). */
     int[] promptTokens();
 
-    /** Tokens the chosen backend is predicted to have cached (whole pages). */
+    /**
+     * Tokens the chosen backend is predicted to have cached (whole pages); 0, predicting nothing, when
+     * the prompt was not matched ({@link #reads} below {@link PromptReads#PREFIX_MATCH}).
+     */
     int predictedCachedTokens();
+
+    /**
+     * What the policy read of the prompt, hence what the core computed: below {@link
+     * PromptReads#PREFIX_MATCH} the index was neither matched nor recorded in, and with {@link
+     * PromptReads#NONE} the prompt was not tokenized either ({@link #promptTokens} holds the tokens the
+     * caller gave, else none).
+     */
+    default PromptReads reads() {
+      return PromptReads.PREFIX_MATCH;
+    }
 
     /** The request's load lease on the chosen backend; released exactly once by the caller's paths. */
     Lease lease();
@@ -90,7 +113,8 @@ public interface RouterCore {
   Routed route(int[] promptTokens, String sessionKey, long namespace, Collection<BackendId> healthy);
 
   /**
-   * As {@link #route(RequestView, Collection)} in the index namespace {@code namespace}.
+   * As {@link #route(RequestView, Collection)} in the index namespace {@code namespace}. The default
+   * tokenizes and routes the tokens.
    *
    * @throws IllegalStateException if no backend of {@code healthy} is registered
    */

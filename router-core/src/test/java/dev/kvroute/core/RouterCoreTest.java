@@ -53,7 +53,10 @@ class RouterCoreTest {
     return Policies.create("cache-aware", PolicyConfig.defaults(), new SplittableRandom(11));
   }
 
-  /** A policy that records what it saw and delegates to round-robin. */
+  /**
+   * A policy that records what it saw and delegates to round-robin; it reads the prefix match (the
+   * default), so the core computes everything for it.
+   */
   private static final class Recording implements RoutingPolicy {
     final List<RoutingContext> seen = new ArrayList<>();
     final RoutingPolicy inner =
@@ -77,11 +80,12 @@ class RouterCoreTest {
     return new RequestView(Endpoint.CHAT_COMPLETIONS, "m", session, messages, true, 64);
   }
 
-  /** Round-robin over backend A alone, whose view holds 128 tokens (two 64-token prompts). */
+  /**
+   * Backend A alone, whose view holds 128 tokens (two 64-token prompts), under a policy that reads the
+   * prefix match (round-robin itself reads none and leaves the index alone).
+   */
   private RouterCore oneBackendWithRoomForTwoPrompts() {
-    RouterCore core = RouterCore.create(
-        Policies.create("round-robin", PolicyConfig.defaults(), new SplittableRandom(1)),
-        TOKENIZER, PrefixIndex.radix(PAGE, Ticker.system()), loads);
+    RouterCore core = RouterCore.create(new Recording(), TOKENIZER, PrefixIndex.radix(PAGE, Ticker.system()), loads);
     core.addBackend(A, 128);
     return core;
   }

@@ -298,7 +298,7 @@ public final class EndpointPicker implements AutoCloseable {
       r.lease().releaseUnserved();
       return Pick.error(this, 503, "the chosen backend left", null, retryAfter);
     }
-    metrics.predicted(chosen.id().name(), r.promptTokens().length, r.predictedCachedTokens());
+    metrics.predicted(chosen.id().name(), r);
     List<String> endpoints = new ArrayList<>(1 + fallbacks);
     endpoints.add(endpointOf(chosen));
     for (Backend b : fallbackOrder(r.decision(), candidates, chosen)) {
@@ -652,7 +652,7 @@ public final class EndpointPicker implements AutoCloseable {
       if (usage != null && outcome == Outcome.SUCCESS) {
         if (reported) {
           picker.metrics.reported(backendTag, usage.promptTokens(), usage.cachedTokens(),
-              routed == null ? 0 : routed.predictedCachedTokens());
+              ProxyMetrics.prediction(routed));
         } else {
           picker.metrics.usageMissing();
         }

@@ -53,7 +53,7 @@ final class OffLoopRouting {
       try {
         RouterCore.Routed r = px.core().route(promptTokens, sessionKey, namespace, healthy);
         routed = new Routed(r.decision(), r.promptTokens(), r.predictedCachedTokens(),
-            new OffLoopLease(r.lease(), workers));
+            new OffLoopLease(r.lease(), workers), r.reads());
       } catch (RuntimeException e) {
         failure = e;
       }
@@ -76,8 +76,8 @@ final class OffLoopRouting {
   }
 
   /** A routed request with its lease replaced. */
-  private record Routed(Decision decision, int[] promptTokens, int predictedCachedTokens, Lease lease)
-      implements RouterCore.Routed {}
+  private record Routed(Decision decision, int[] promptTokens, int predictedCachedTokens, Lease lease,
+      dev.kvroute.core.policy.PromptReads reads) implements RouterCore.Routed {}
 
   /**
    * A lease whose operations run on the workers. The first {@link #release} or

@@ -397,7 +397,7 @@ final class ProxyExchange implements UpstreamHandler.Listener, Admission.Waiter 
     }
     routed = r;
     backend = chosen;
-    px.metrics().predicted(chosen.id().name(), r.promptTokens().length, r.predictedCachedTokens());
+    px.metrics().predicted(chosen.id().name(), r);
     routedTo();
   }
 
@@ -990,8 +990,7 @@ final class ProxyExchange implements UpstreamHandler.Listener, Admission.Waiter 
     String backendTag = backend == null ? "none" : backend.id().name();
     if (usage != null && outcome == Outcome.SUCCESS) {
       if (reported) {
-        px.metrics().reported(backendTag, usage.promptTokens(), usage.cachedTokens(),
-            routed == null ? 0 : routed.predictedCachedTokens());
+        px.metrics().reported(backendTag, usage.promptTokens(), usage.cachedTokens(), ProxyMetrics.prediction(routed));
       } else {
         px.metrics().usageMissing();
       }

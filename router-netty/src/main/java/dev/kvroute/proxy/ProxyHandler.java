@@ -1,5 +1,7 @@
 package dev.kvroute.proxy;
 
+import dev.kvroute.core.policy.PromptReads;
+import dev.kvroute.core.policy.RoutingPolicy;
 import dev.kvroute.core.request.Endpoint;
 import dev.kvroute.core.request.InvalidRequestException;
 import dev.kvroute.core.request.RequestView;
@@ -305,7 +307,7 @@ final class ProxyHandler extends ChannelInboundHandlerAdapter {
         rejectLocally(req, refused.status(), refused.message(), refused.param(), tag);
         return;
       }
-      if (px.engineTokens() != null && px.engineTokens().applies(view.model())) {
+      if (px.engineTokens() != null && readsPrompt(view) && px.engineTokens().applies(view.model())) {
         askEngine(endpoint, req, tag, view, timeline, model, engineRequest(view, model));
         return;
       }
@@ -409,6 +411,15 @@ final class ProxyHandler extends ChannelInboundHandlerAdapter {
     }
   }
 
+  /**
+   * Whether the policy reads anything of {@code view}'s prompt ({@link RoutingPolicy#reads}): if not,
+   * neither the engine nor the router's tokenizer is asked for its tokens, and the core routes it with
+   * no index work.
+   */
+  private boolean readsPrompt(RequestView view) {
+    return px.core().policy().reads(view.sessionKey()) != PromptReads.NONE;
+  }
+
   /** The {@code /tokenize} request for {@code view}, or {@code null} when the engine is not to be asked. */
   private static EngineTokenRequest engineRequest(RequestView view, ModelCatalog.Resolved model) {
     try {
@@ -481,11 +492,12 @@ final class ProxyHandler extends ChannelInboundHandlerAdapter {
         RequestView view = parse(endpoint, req);
         ModelCatalog.Resolved model = resolveModel(req, view);
         Refusal refused = refusal(view, model); // before tokenizing: a prompt too long for any is not
-        boolean engine = askEngine && refused == null && px.engineTokens() != null
+        boolean reads = readsPrompt(view);
+        boolean engine = askEngine && refused == null && reads && px.engineTokens() != null
             && px.engineTokens().applies(view.model());
         parsed = refused != null ? new Parsed(view, null, null, null, model, refused)
             : engine ? new Parsed(view, null, null, null, model, null, engineRequest(view, model), endpoint)
-            : new Parsed(view, px.core().tokens(view), null, null, model, null);
+            : new Parsed(view, reads ? px.core().tokens(view) : null, null, null, model, null);
       } catch (InvalidRequestException e) {
         parsed = new Parsed(null, null, e, null);
       } catch (dev.kvroute.core.tokenize.ChatTemplateException e) { // the engine's 400 for this template

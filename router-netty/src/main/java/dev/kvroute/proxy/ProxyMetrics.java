@@ -198,9 +198,34 @@ final class ProxyMetrics implements AutoCloseable {
   }
 
   /**
+   * As {@link #predicted(String, int, int)} for what {@code routed} computed: nothing when its policy
+   * read nothing of the prompt (not tokenized), the prompt tokens alone when it read no prefix match
+   * (no prediction to record).
+   */
+  void predicted(String backend, RouterCore.Routed routed) {
+    switch (routed.reads()) {
+      case NONE -> { }
+      case TOKENS -> tokens("kvroute.prompt.tokens", "Prompt tokens of routed requests as the router tokenizes them",
+          backend).record(routed.promptTokens().length);
+      default -> predicted(backend, routed.promptTokens().length, routed.predictedCachedTokens());
+    }
+  }
+
+  /**
+   * The predicted cached tokens {@link #reported} compares the engine's report with: {@code routed}'s,
+   * or {@code -1} (no prediction) when nothing was routed or its policy read no prefix match.
+   */
+  static long prediction(RouterCore.Routed routed) {
+    return routed == null || routed.reads() != dev.kvroute.core.policy.PromptReads.PREFIX_MATCH
+        ? -1 : routed.predictedCachedTokens();
+  }
+
+  /**
    * The engine's own usage report for a finished request, and how far the prediction was from it.
    *
    * @param cachedTokens engine-reported cached prompt tokens, or {@code -1} when not reported
+   * @param predictedCachedTokens the index's prediction for the request ({@link #prediction}), or
+   *     {@code -1} when there was none: the prediction series are then left alone
    */
   void reported(String backend, long promptTokens, long cachedTokens, long predictedCachedTokens) {
     tokens("kvroute.engine.prompt.tokens", "Prompt tokens as reported by the engine (usage.prompt_tokens)", backend)
@@ -212,6 +237,9 @@ final class ProxyMetrics implements AutoCloseable {
     usageReport("cached_tokens");
     tokens("kvroute.engine.cached.tokens", "Cached prompt tokens as reported by the engine (prompt_tokens_details.cached_tokens)", backend)
         .record(cachedTokens);
+    if (predictedCachedTokens < 0) {
+      return; // no prediction (a policy that reads no prefix match): nothing to compare
+    }
     String mode = indexMode.apply(backend);
     cachedByMode(mode, "predicted").record(predictedCachedTokens);
     cachedByMode(mode, "reported").record(cachedTokens);

@@ -192,6 +192,8 @@ final class KubernetesDiscoveryIT {
       assertThat(routerBackend(router, "vllm-a").capacityTokens()).as("the annotation").isEqualTo(4096);
       assertThat(routerBackend(router, "vllm-a").config().models()).as("the annotation").containsExactly("fake-model");
       assertThat(spread(router, 4)).containsExactlyInAnyOrder("vllm-a", "vllm-b");
+      // round-robin leaves the index alone: a prompt in vllm-a's view, which must leave with the pod
+      router.core().index().insert(BackendId.of("vllm-a"), java.util.stream.IntStream.range(0, 64).toArray());
       assertThat(router.core().index().sizeTokens(BackendId.of("vllm-a"))).isPositive();
 
       setReady("vllm-starting", true);

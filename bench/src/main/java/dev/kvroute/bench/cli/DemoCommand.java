@@ -212,8 +212,8 @@ public final class DemoCommand implements Callable<Integer> {
     for (int i = 0; i < r.runs().size(); i++) {
       accuracy.append(
           String.format(
-              Locale.ROOT, " %s %.3f (%.3f);", r.runs().get(i).figures().policy(), r.accuracy().get(i).ratio(),
-              r.simulatedAccuracy().get(i).ratio()));
+              Locale.ROOT, " %s %s (%s);", r.runs().get(i).figures().policy(), r.accuracy().get(i).ratioText(),
+              r.simulatedAccuracy().get(i).ratioText()));
     }
     notes.add(accuracy.substring(0, accuracy.length() - 1) + ".");
     StringBuilder check = new StringBuilder("Cross-check of the hit rate with the engines' vllm:prefix_cache_hits/queries:");

@@ -211,9 +211,9 @@ public final class SimulateCommand implements Callable<Integer> {
   static String describe(SimDiagnostics d) {
     return String.format(
         Locale.ROOT,
-        "%s: rules %s; requests per replica %s; predicted/actual cached tokens %.3f; stale at route %d, better replica missed %d (%,d tokens); %.0f model s",
+        "%s: rules %s; requests per replica %s; predicted/actual cached tokens %s; stale at route %d, better replica missed %d (%,d tokens); %.0f model s",
         d.policy(), d.rules(), d.requestsPerReplica(),
-        d.actualCachedTokens() == 0 ? 0 : (double) d.predictedCachedTokens() / d.actualCachedTokens(),
+        new dev.kvroute.bench.load.IndexAccuracy(d.predictedCachedTokens(), d.actualCachedTokens()).ratioText(),
         d.staleAtRoute(), d.lostAtRoute(), d.lostTokensAtRoute(), d.modelSeconds());
   }
 }

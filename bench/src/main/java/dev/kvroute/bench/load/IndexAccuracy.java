@@ -31,6 +31,14 @@ public record IndexAccuracy(long predictedCachedTokens, long reportedCachedToken
     return reportedCachedTokens == 0 ? 0 : (double) predictedCachedTokens / reportedCachedTokens;
   }
 
+  /**
+   * {@link #ratio()} to three decimals, or {@code -} when nothing was predicted: a policy that reads no
+   * prefix match ({@code round-robin}, {@code sticky}...) leaves the index alone and predicts nothing.
+   */
+  public String ratioText() {
+    return predictedCachedTokens == 0 ? "-" : String.format(java.util.Locale.ROOT, "%.3f", ratio());
+  }
+
   /** Both sums of {@code routers} added. */
   public IndexAccuracy plus(IndexAccuracy other) {
     return new IndexAccuracy(

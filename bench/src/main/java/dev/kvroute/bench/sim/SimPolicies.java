@@ -316,7 +316,11 @@ public record SimPolicies(PolicyConfig config, long seed, boolean indexReplies, 
     return LoraAffinity.prefer(serving, model.adapter(), models::state, inFlight, maxExtraInFlight);
   }
 
-  /** A router-core router, as the proxy runs it. */
+  /**
+   * A router-core router, as the proxy runs it. It tokenizes every prompt itself (the engines need the
+   * tokens), so the core skips only the index work of a policy that reads no prefix match, as the
+   * proxy's does ({@link dev.kvroute.core.policy.PromptReads}).
+   */
   private static final class CoreRouter implements SimRouter {
     private final RouterCore core;
     private final List<BackendId> backends;
@@ -400,7 +404,7 @@ public record SimPolicies(PolicyConfig config, long seed, boolean indexReplies, 
           ids.add(backends.get(i));
         }
       }
-      RouterCore.Routed r = core.route(view, ids.isEmpty() ? backends : ids);
+      RouterCore.Routed r = core.route(core.tokens(view), view.sessionKey(), ids.isEmpty() ? backends : ids);
       return new Routed(
           replicas.get(r.decision().backend()), r.promptTokens(), r.lease(), r.decision().rule(),
           r.predictedCachedTokens());
@@ -410,7 +414,7 @@ public record SimPolicies(PolicyConfig config, long seed, boolean indexReplies, 
     public Routed route(RequestView view) {
       deliverDue();
       if (models == null) {
-        RouterCore.Routed r = core.route(view, backends);
+        RouterCore.Routed r = core.route(core.tokens(view), view.sessionKey(), backends);
         return new Routed(
             replicas.get(r.decision().backend()), r.promptTokens(), r.lease(), r.decision().rule(),
             r.predictedCachedTokens());
@@ -424,7 +428,7 @@ public record SimPolicies(PolicyConfig config, long seed, boolean indexReplies, 
         ids.add(backends.get(i));
       }
       long namespace = PrefixIndex.namespace(model.adapter());
-      RouterCore.Routed r = core.route(view, namespace, ids);
+      RouterCore.Routed r = core.route(core.tokens(view), view.sessionKey(), namespace, ids);
       return new Routed(
           replicas.get(r.decision().backend()), r.promptTokens(), r.lease(), r.decision().rule(),
           r.predictedCachedTokens(), namespace);

@@ -89,6 +89,24 @@ class MultiModelSimulationTest {
   }
 
   @Test
+  void aPolicyThatReadsNoPromptStillHandsTheEnginesThePromptsTokens() {
+    // round-robin's core neither tokenizes nor indexes, but the simulated engines need the tokens
+    ModelPlan plan =
+        new ModelPlan(
+            List.of(ModelPlan.MODEL_B, ModelPlan.MODEL_B), List.of(new ModelPlan.Binding(ModelPlan.MODEL_B, "lora-x")),
+            2, 0);
+    SimRouter router = router(plan, false, "round-robin");
+    RequestView v = view("lora-x", "a long shared document ".repeat(200));
+
+    SimRouter.Routed first = router.route(v);
+    SimRouter.Routed again = router.route(v);
+
+    assertThat(first.promptTokens()).containsExactly(SimulatorTest.TOKENIZER.tokenize(v));
+    assertThat(again.replica()).isNotEqualTo(first.replica());
+    assertThat(again.predictedCachedTokens()).as("nothing predicted: the index is not read").isZero();
+  }
+
+  @Test
   void affinityKeepsAnAdapterOnTheReplicasRunningItUnlessTheyAreBusier() {
     ModelPlan plan =
         new ModelPlan(

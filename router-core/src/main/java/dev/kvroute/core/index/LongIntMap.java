@@ -9,10 +9,17 @@ package dev.kvroute.core.index;
  * <p>Memory: 16 bytes per slot; the table doubles when more than 2/3 full and halves when less than
  * 1/8 full, so it holds between 24 and 128 bytes per entry (24-48 while growing).
  *
- * <p>Not thread-safe; {@link RadixPrefixIndex} guards it with its lock.
+ * <p>Not thread-safe; {@link RadixPrefixIndex} guards it with its lock, {@link PreciseView} (page
+ * counts) its backend's lock.
  */
 final class LongIntMap {
   private static final int MIN_CAPACITY = 16;
+
+  /** Receives one entry of {@link #forEach}. */
+  @FunctionalInterface
+  interface Visitor {
+    void accept(long key, int value);
+  }
 
   private long[] table; // slot i: table[2i] = key, table[2i + 1] = value (0 = empty slot)
   private int mask;
@@ -49,6 +56,59 @@ final class LongIntMap {
     }
     insert(table, mask, key, value);
     size++;
+  }
+
+  /**
+   * Adds {@code delta} to the value of {@code key} (an absent key counts as 0) and returns the new
+   * value; the key is removed when the result is 0. The result must not be negative.
+   *
+   * @throws IllegalArgumentException if the result would be negative
+   */
+  int add(long key, int delta) {
+    long[] t = table;
+    int m = mask;
+    for (int slot = slot(key, m); ; slot = (slot + 1) & m) {
+      int value = (int) t[2 * slot + 1];
+      if (value == 0) {
+        break;
+      }
+      if (t[2 * slot] == key) {
+        int result = value + delta;
+        if (result < 0) {
+          throw new IllegalArgumentException("count of " + key + " would be " + result + " (expected: >= 0)");
+        }
+        if (result == 0) {
+          remove(key);
+        } else {
+          t[2 * slot + 1] = result;
+        }
+        return result;
+      }
+    }
+    if (delta < 0) {
+      throw new IllegalArgumentException("count of absent " + key + " would be " + delta + " (expected: >= 0)");
+    }
+    if (delta > 0) {
+      putAbsent(key, delta);
+    }
+    return delta;
+  }
+
+  /** Removes every entry and returns to the minimum capacity. */
+  void clear() {
+    table = new long[2 * MIN_CAPACITY];
+    mask = MIN_CAPACITY - 1;
+    size = 0;
+  }
+
+  /** Calls {@code visitor} for every entry, in no particular order; it must not change the map. */
+  void forEach(Visitor visitor) {
+    long[] t = table;
+    for (int i = 0; i < t.length; i += 2) {
+      if (t[i + 1] != 0) {
+        visitor.accept(t[i], (int) t[i + 1]);
+      }
+    }
   }
 
   /** Removes {@code key}; returns whether it was present. */

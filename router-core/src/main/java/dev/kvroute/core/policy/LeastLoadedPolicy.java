@@ -13,6 +13,12 @@ final class LeastLoadedPolicy extends AbstractPolicy {
     this.foreign = foreign;
   }
 
+  /** Nothing of the prompt: the candidates' loads only. */
+  @Override
+  public PromptReads reads(String sessionKey) {
+    return PromptReads.NONE;
+  }
+
   @Override
   Decision decide(RoutingContext context, Draws draws, boolean commit) {
     long[] loads = loads(context.candidates(), measure, foreign);

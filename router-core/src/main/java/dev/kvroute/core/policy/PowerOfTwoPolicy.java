@@ -16,6 +16,12 @@ final class PowerOfTwoPolicy extends AbstractPolicy {
     this.foreign = foreign;
   }
 
+  /** Nothing of the prompt: the candidates' loads only. */
+  @Override
+  public PromptReads reads(String sessionKey) {
+    return PromptReads.NONE;
+  }
+
   @Override
   Decision decide(RoutingContext context, Draws draws, boolean commit) {
     int n = context.candidates().size();

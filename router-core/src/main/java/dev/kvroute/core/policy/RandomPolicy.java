@@ -8,6 +8,12 @@ final class RandomPolicy extends AbstractPolicy {
     super("random", rng);
   }
 
+  /** Nothing of the prompt: the number of candidates only. */
+  @Override
+  public PromptReads reads(String sessionKey) {
+    return PromptReads.NONE;
+  }
+
   @Override
   Decision decide(RoutingContext context, Draws draws, boolean commit) {
     int n = context.candidates().size();

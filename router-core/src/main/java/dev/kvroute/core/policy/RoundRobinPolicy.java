@@ -19,6 +19,12 @@ final class RoundRobinPolicy extends AbstractPolicy {
     super("round-robin", rng);
   }
 
+  /** Nothing of the prompt: the candidates' names only. */
+  @Override
+  public PromptReads reads(String sessionKey) {
+    return PromptReads.NONE;
+  }
+
   @Override
   Decision decide(RoutingContext context, Draws draws, boolean commit) {
     List<Candidate> cs = context.candidates();

@@ -18,6 +18,16 @@ public interface RoutingPolicy {
   Decision choose(RoutingContext context);
 
   /**
+   * What of the prompt this policy reads to decide for a request with session key {@code sessionKey}
+   * ({@code null}: none), so that the router computes no more than that ({@link PromptReads}). The
+   * default, {@link PromptReads#PREFIX_MATCH}, reads everything; a policy that returns less must
+   * decide the same whatever the skipped parts of its context hold. Constant time, no allocation.
+   */
+  default PromptReads reads(String sessionKey) {
+    return PromptReads.PREFIX_MATCH;
+  }
+
+  /**
    * The decision {@link #choose} would take now, without changing the policy's state (no counter
    * advanced, no draw from the injected generator). Where the choice involves a random draw (a
    * tie, {@code random}, {@code power-of-two}) the draw comes from a generator seeded by the

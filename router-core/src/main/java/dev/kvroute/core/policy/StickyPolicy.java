@@ -23,6 +23,12 @@ final class StickyPolicy extends AbstractPolicy {
     this.ring = new Ring(new long[0], new BackendId[0], Set.of());
   }
 
+  /** Nothing of the prompt with a session key; without one, the tokens of its first page (the key). */
+  @Override
+  public PromptReads reads(String sessionKey) {
+    return sessionKey != null ? PromptReads.NONE : PromptReads.TOKENS;
+  }
+
   @Override
   Decision decide(RoutingContext context, Draws draws, boolean commit) {
     List<Candidate> cs = context.candidates();
