@@ -28,7 +28,7 @@ final class PreciseViewMemory {
 
   private PreciseViewMemory() {}
 
-  public static void main(String[] args) throws InterruptedException {
+  public static void main(String[] args) {
     System.out.printf("%-9s %10s %7s %12s %12s %10s %10s%n", "view", "blockSize", "blocks", "measuredB",
         "estimatedB", "measB/blk", "estB/blk");
     for (int round = 0; round < 2; round++) { // the first round warms up class loading and JIT
@@ -39,7 +39,7 @@ final class PreciseViewMemory {
     }
   }
 
-  private static void measure(String kind, int blockSize, boolean print) throws InterruptedException {
+  private static void measure(String kind, int blockSize, boolean print) {
     Object view;
     Consumer<KvEvent> apply;
     if (kind.equals("boxed")) {
@@ -79,12 +79,16 @@ final class PreciseViewMemory {
     }
   }
 
-  private static long usedHeapAfterGc() throws InterruptedException {
+  /**
+   * The used heap after full collections: with the serial collector the command uses, {@code
+   * System.gc()} returns when its full collection has finished, so nothing needs waiting for; the
+   * least of four readings leaves out what a finalizer or reference handler freed late.
+   */
+  private static long usedHeapAfterGc() {
     MemoryMXBean memory = ManagementFactory.getMemoryMXBean();
     long used = Long.MAX_VALUE;
     for (int i = 0; i < 4; i++) {
       System.gc();
-      Thread.sleep(50);
       used = Math.min(used, memory.getHeapMemoryUsage().getUsed());
     }
     return used;
