@@ -1,5 +1,11 @@
 package dev.kvroute.core.request;
 
+import static dev.kvroute.core.request.JsonStrings.BACKSLASHES;
+import static dev.kvroute.core.request.JsonStrings.HIGHS;
+import static dev.kvroute.core.request.JsonStrings.LONG_LE;
+import static dev.kvroute.core.request.JsonStrings.QUOTES;
+import static dev.kvroute.core.request.JsonStrings.zeroByte;
+
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.BooleanNode;
 import com.fasterxml.jackson.databind.node.DoubleNode;
@@ -8,9 +14,6 @@ import com.fasterxml.jackson.databind.node.LongNode;
 import com.fasterxml.jackson.databind.node.NullNode;
 import com.fasterxml.jackson.databind.node.TextNode;
 import java.io.IOException;
-import java.lang.invoke.MethodHandles;
-import java.lang.invoke.VarHandle;
-import java.nio.ByteOrder;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
@@ -43,12 +46,6 @@ final class ChatBodyScanner {
   private static final int MAX_DEPTH = 64;
   private static final int MAX_NAME_BYTES = 1_000;
   private static final int MAX_NUMBER_BYTES = 100;
-  private static final VarHandle LONG_LE =
-      MethodHandles.byteArrayViewVarHandle(long[].class, ByteOrder.LITTLE_ENDIAN);
-  private static final long ONES = 0x0101010101010101L;
-  private static final long HIGHS = 0x8080808080808080L;
-  private static final long QUOTES = 0x2222222222222222L;
-  private static final long BACKSLASHES = 0x5C5C5C5C5C5C5C5CL;
   private static final long TOP3 = 0xE0E0E0E0E0E0E0E0L;
   /** The flags of a word's low seven bytes: a hash element's. */
   private static final long LOW7 = 0x0080808080808080L;
@@ -685,11 +682,6 @@ final class ChatBodyScanner {
       }
     }
     return p + n;
-  }
-
-  /** Non-zero iff some byte of {@code v} is zero (the classic bit trick; exact for "any"). */
-  private static long zeroByte(long v) {
-    return (v - ONES) & ~v & HIGHS;
   }
 
   private void ws() {
