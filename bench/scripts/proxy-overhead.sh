@@ -4,7 +4,10 @@
 #
 #   backends   4 nginx servers (one worker, pinned to LOAD_CPU with wrk) that answer every chat
 #              completion with a fixed non-streaming reply (usage included), /health, /v1/models
-#              and an empty /metrics: no engine cost, so what is measured is the proxy.
+#              and an empty /metrics: no engine cost, so what is measured is the proxy. The usage
+#              has no prompt_tokens_details, as vLLM's by default (--enable-prompt-tokens-details
+#              off): a fixed "cached_tokens": 0 would tell a cache-aware router, on every reply,
+#              that the engine had lost everything it routed there.
 #   bodies     64 chat requests of about 22 KB (16 sessions x 4 turns: a ~5K-token history plus a
 #              new message), sent in rotation, so cache-aware routing sees real shared prefixes.
 #   targets    direct (wrk to one backend), nginx (proxy_pass, upstream keepalive), HAProxy
@@ -162,7 +165,7 @@ rss_kib() {
 HZ=$(getconf CLK_TCK)
 
 # ---- zero-cost backends ----
-reply='{"id":"chatcmpl-0","object":"chat.completion","created":1,"model":"kvroute/mock-llm","choices":[{"index":0,"message":{"role":"assistant","content":"ok"},"finish_reason":"length"}],"usage":{"prompt_tokens":5000,"completion_tokens":16,"total_tokens":5016,"prompt_tokens_details":{"cached_tokens":0}}}'
+reply='{"id":"chatcmpl-0","object":"chat.completion","created":1,"model":"kvroute/mock-llm","choices":[{"index":0,"message":{"role":"assistant","content":"ok"},"finish_reason":"length"}],"usage":{"prompt_tokens":5000,"completion_tokens":16,"total_tokens":5016}}'
 {
   echo "worker_processes 1; pid $work/backends.pid; error_log $work/backends.err; daemon off;"
   echo "events { worker_connections 4096; }"
