@@ -99,16 +99,24 @@ final class ChatBodyScanner {
    * every malformed body).
    *
    * @param maxStringBytes the longest string content, in bytes, read here (longer ones give up)
+   * @param hashTexts whether to compute each message content's {@link TextHash} in the same pass
+   *     (else its {@link JsonRequestParser.Span#hash} is null, and the segment hashes it if asked)
    */
-  static JsonRequestParser.Body read(byte[] bytes, int offset, int length, int maxStringBytes) {
+  static JsonRequestParser.Body read(
+      byte[] bytes, int offset, int length, int maxStringBytes, boolean hashTexts) {
     try {
-      return new ChatBodyScanner(bytes, offset, length, maxStringBytes).body();
+      return new ChatBodyScanner(bytes, offset, length, maxStringBytes).body(hashTexts);
     } catch (GiveUp e) {
       return null;
     }
   }
 
-  private JsonRequestParser.Body body() throws GiveUp {
+  /** {@link #read} with {@code hashTexts}: the form the equivalence tests use. */
+  static JsonRequestParser.Body read(byte[] bytes, int offset, int length, int maxStringBytes) {
+    return read(bytes, offset, length, maxStringBytes, true);
+  }
+
+  private JsonRequestParser.Body body(boolean hashTexts) throws GiveUp {
     JsonRequestParser.Body out = new JsonRequestParser.Body(b);
     ws();
     expect('{');
@@ -123,7 +131,7 @@ final class ChatBodyScanner {
           if (out.messages != null || peek() != '[') {
             throw GiveUp.INSTANCE;
           }
-          out.messages = messages(out.hasher);
+          out.messages = messages(hashTexts ? out.hasher : null);
           out.root.set("messages", out.root.arrayNode());
         } else {
           String field = new String(b, name, nameEnd - name, StandardCharsets.ISO_8859_1);
@@ -203,7 +211,11 @@ final class ChatBodyScanner {
       int nameEnd = strEnd;
       if (is(name, nameEnd, CONTENT)) {
         if (peek() == '"') {
-          hashedString(hasher);
+          if (hasher != null) {
+            hashedString(hasher);
+          } else {
+            string();
+          }
           m.contentSpan =
               new JsonRequestParser.Span(strStart, strEnd, strEscaped, strCodePoints, strHash);
           m.content = null;
