@@ -298,6 +298,12 @@ final class MockEngineHandler extends ChannelInboundHandlerAdapter {
     Endpoint ep = root.has("messages") ? Endpoint.CHAT_COMPLETIONS : Endpoint.COMPLETIONS;
     int[] tokens;
     try {
+      GenerationValidator.checkTokenizeBooleans(ep == Endpoint.CHAT_COMPLETIONS, root);
+    } catch (GenerationValidator.Rejection e) {
+      respondJson(req, e.status(), e.json(), null);
+      return;
+    }
+    try {
       RequestView view = engine.parser.parse(ep, ByteBufUtil.getBytes(req.content()), headerLookup(req));
       tokens = engine.promptTokenizer.tokenize(view);
     } catch (InvalidRequestException e) {

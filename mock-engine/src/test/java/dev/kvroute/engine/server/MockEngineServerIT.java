@@ -362,6 +362,22 @@ class MockEngineServerIT {
   }
 
   @Test
+  void tokenizeAddGenerationPromptMaybeWasAcceptedAndIsNow400AsPydanticReadsIt() throws Exception {
+    start(engine().build(), false);
+    String msgs = "{\"messages\":[{\"role\":\"user\",\"content\":\"hi\"}]";
+    int without = json(Http.post(server.url() + "/tokenize", msgs + ",\"add_generation_prompt\":false}").body())
+        .get("count").asInt();
+    for (String off : new String[] {"\"off\"", "\"No\"", "0", "\"f\""}) {
+      assertThat(json(Http.post(server.url() + "/tokenize", msgs + ",\"add_generation_prompt\":" + off + "}").body())
+          .get("count").asInt()).as(off).isEqualTo(without);
+    }
+    HttpResponse<String> maybe = Http.post(server.url() + "/tokenize", msgs + ",\"add_generation_prompt\":\"maybe\"}");
+    assertThat(maybe.statusCode()).isEqualTo(400);
+    assertThat(json(maybe.body()).at("/error/message").asText()).contains("'type': 'bool_parsing'")
+        .contains("('body', 'add_generation_prompt')");
+  }
+
+  @Test
   void fleetRunsIndependentReplicas() throws Exception {
     try (MockEngineFleet fleet = MockEngineFleet.start(
         MockEngineOptions.builder().engine(engine().build()).timeScale(100).enablePromptTokensDetails(true).build(), 2)) {
