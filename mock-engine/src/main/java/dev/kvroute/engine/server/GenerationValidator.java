@@ -201,8 +201,10 @@ final class GenerationValidator {
         number(root, field);
       }
       integer(root, "top_k", 0, Integer.MIN_VALUE);
-      JsonNode seedNode = root.get("seed");
-      seed = seedNode == null || seedNode.isNull() ? 0 : seedNode.asLong();
+      // seed: Optional[int] within the 64-bit range, logprobs (completions) / top_logprobs (chat): Optional[int];
+      // asLong() read "abc" as 0 and 1.5 as 1
+      seed = optionalLong(root, "seed");
+      optionalLong(root, endpoint == Endpoint.COMPLETIONS ? "logprobs" : "top_logprobs");
       maxTokensField = null;
       if (endpoint == Endpoint.CHAT_COMPLETIONS && present(root, "max_completion_tokens")) {
         maxTokensField = integer(root, "max_completion_tokens", 0, 0);
@@ -518,6 +520,20 @@ final class GenerationValidator {
       }
     }
     throw new IllegalArgumentException(field + ": expected a number, got " + v);
+  }
+
+  /** An {@code Optional[int]} field in the 64-bit range read as pydantic's lax int; 0 when absent or null. */
+  private static long optionalLong(JsonNode root, String field) {
+    JsonNode v = root.get(field);
+    if (v == null || v.isNull()) {
+      return 0;
+    }
+    LaxInteger.Result lax = LaxInteger.of(v);
+    boolean inRange = !v.isIntegralNumber() || v.canConvertToLong();
+    if (!lax.ok() || !inRange) {
+      throw new IllegalArgumentException(field + ": expected an integer, got " + v);
+    }
+    return lax.value();
   }
 
   private static int integer(JsonNode root, String field, int dflt, int min) {

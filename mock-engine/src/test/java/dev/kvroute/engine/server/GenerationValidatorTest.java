@@ -175,6 +175,24 @@ final class GenerationValidatorTest {
   }
 
   @Test
+  void seedAndLogprobsThatAreNotIntegersWereReadAsZeroOrTruncatedAndAreNow400() throws Exception {
+    String[][] cases = {
+        {",\"seed\":\"abc\"", "seed: expected an integer, got \"abc\""},
+        {",\"seed\":1.5", "seed: expected an integer, got 1.5"},
+        {",\"seed\":99999999999999999999", "seed: expected an integer, got 99999999999999999999"},
+        {",\"top_logprobs\":\"x\"", "top_logprobs: expected an integer, got \"x\""},
+    };
+    for (String[] c : cases) {
+      Rejection r = rejected(Endpoint.CHAT_COMPLETIONS, chat(c[0]));
+      assertThat(r.status()).as(c[0]).isEqualTo(400);
+      assertThat(error(r).get("message").asText()).as(c[0]).isEqualTo(c[1]);
+    }
+    assertThat(rejected(Endpoint.COMPLETIONS, "{\"prompt\":\"hi\",\"logprobs\":\"x\"}").status()).isEqualTo(400);
+    assertThat(valid(Endpoint.CHAT_COMPLETIONS, chat(",\"seed\":\"42\",\"max_tokens\":1")).seed()).isEqualTo(42);
+    assertThat(valid(Endpoint.CHAT_COMPLETIONS, chat(",\"seed\":-3.0,\"max_tokens\":1")).seed()).isEqualTo(-3);
+  }
+
+  @Test
   void nAsAStringWasRefusedThoughVllmsPydanticAcceptsIt() throws Exception {
     assertThat(valid(Endpoint.CHAT_COMPLETIONS, chat(",\"n\":\"2\",\"max_tokens\":\"3\",\"top_k\":\"5\"")).n())
         .isEqualTo(2);
