@@ -4,7 +4,10 @@
 #
 #   backends   4 nginx servers (one worker, pinned to LOAD_CPU with wrk) that answer every chat
 #              completion with a fixed non-streaming reply (usage included), /health, /v1/models
-#              and an empty /metrics: no engine cost, so what is measured is the proxy.
+#              and an empty /metrics: no engine cost, so what is measured is the proxy. The usage
+#              has no prompt_tokens_details, as vLLM's by default (--enable-prompt-tokens-details
+#              off): a fixed "cached_tokens": 0 would tell a cache-aware router, on every reply,
+#              that the engine had lost everything it routed there.
 #   bodies     64 chat requests of about 22 KB (16 sessions x 4 turns: a ~5K-token history plus a
 #              new message), sent in rotation, so cache-aware routing sees real shared prefixes.
 #   targets    direct (wrk to one backend), nginx (proxy_pass, upstream keepalive), HAProxy
@@ -13,7 +16,7 @@
 #              nbthread 1, kvroute --event-loop-threads 1; the JVM sees one CPU).
 #
 # For each target: steady throughput (wrk, CONNS connections, DUR seconds after a warm-up of WARM
-# seconds), p50/p99 latency at half of nginx's steady rate (wrk paced per connection), CPU per request
+# seconds), p50/p99 latency at half of nginx's steady rate (wrk, think time per connection), CPU per request
 # (the proxy's utime+stime over the steady run), RSS after it, and for kvroute the heap allocated per
 # request (jvm_gc_memory_allocated_bytes_total) and, from a fresh start, the throughput and p99 of
 # each of the first 10 seconds after /ready answers 200 (ten consecutive 1-second wrk runs).
@@ -25,7 +28,10 @@
 # Usage: bench/scripts/proxy-overhead.sh [--quick]
 # Env:   DUR (20), WARM (kvroute's warm-up, 40; others 5), CONNS (32), BASE_PORT (18600),
 #        PROXY_CPU (0), LOAD_CPU (1), OUT (bench-report/proxy-overhead), DOC (docs/performance.md),
-#        KVROUTE_JAVA_OPTS (the launcher's JVM options), KVROUTE_FLAGS (extra serve flags)
+#        KVROUTE_JAVA_OPTS (the launcher's JVM options), KVROUTE_FLAGS (extra serve flags),
+#        PACING (random: each connection's think time is drawn afresh, so sends arrive apart, at the
+#        rate asked whatever the target's latency; fixed: the same whole-millisecond think time on
+#        every connection, the script's first way, whose connections send in step)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 root=$(pwd)
@@ -38,6 +44,7 @@ PROXY_CPU=${PROXY_CPU:-0}
 LOAD_CPU=${LOAD_CPU:-1}
 OUT=${OUT:-bench-report/proxy-overhead}
 DOC=${DOC:-docs/performance.md}
+PACING=${PACING:-random}
 if [ "${1:-}" = "--quick" ]; then
   DUR=5
   WARM=15
@@ -96,26 +103,34 @@ PY
 cat >"$work/load.lua" <<LUA
 local bodies = dofile("$work/bodies.lua")
 local pace = tonumber(os.getenv("PACE_MS") or "0")
+local fixed = os.getenv("PACING") == "fixed"
 local n = 0
+math.randomseed(os.time())
 wrk.method = "POST"
 wrk.headers["Content-Type"] = "application/json"
 function request()
   n = n + 1
   return wrk.format(nil, "/v1/chat/completions", nil, bodies[(n % #bodies) + 1])
 end
-if pace > 0 then
-  function delay() return pace end
+if pace > 0 and fixed then
+  -- the same think time on every connection: they start together and stay in step (bursts)
+  function delay() return math.floor(pace) end
+elseif pace > 0 then
+  -- a geometric think time (wrk's delay is whole milliseconds) with mean PACE_MS: the connections'
+  -- sends fall apart as independent arrivals would, instead of in step
+  local q = pace / (pace + 1)
+  function delay() return math.floor(math.log(1 - math.random()) / math.log(q)) end
 end
 function done(summary, latency, requests)
   local e = summary.errors
-  io.write(string.format("RESULT requests=%d duration_us=%d p50_us=%d p99_us=%d errors=%d non2xx=%d\n",
-    summary.requests, summary.duration, latency:percentile(50), latency:percentile(99),
+  io.write(string.format("RESULT requests=%d duration_us=%d mean_us=%d p50_us=%d p99_us=%d errors=%d non2xx=%d\n",
+    summary.requests, summary.duration, latency.mean, latency:percentile(50), latency:percentile(99),
     e.connect + e.read + e.write + e.timeout, e.status))
 end
 LUA
 
-load() { # port seconds [pace_ms] -> RESULT line
-  PACE_MS=${3:-0} taskset -c "$LOAD_CPU" wrk -t1 -c"$CONNS" -d"$2"s --timeout 10s -s "$work/load.lua" \
+load() { # port seconds [mean think time, ms] -> RESULT line
+  PACE_MS=${3:-0} PACING=$PACING taskset -c "$LOAD_CPU" wrk -t1 -c"$CONNS" -d"$2"s --timeout 10s -s "$work/load.lua" \
     "http://127.0.0.1:$1" >"$work/wrk.out" 2>&1 || true
   cat "$work/wrk.out" >>"$OUT/wrk.log"
   grep '^RESULT' "$work/wrk.out" || { cat "$work/wrk.out" >&2; echo "RESULT requests=0 duration_us=1 p50_us=0 p99_us=0 errors=1 non2xx=0"; }
@@ -150,7 +165,7 @@ rss_kib() {
 HZ=$(getconf CLK_TCK)
 
 # ---- zero-cost backends ----
-reply='{"id":"chatcmpl-0","object":"chat.completion","created":1,"model":"kvroute/mock-llm","choices":[{"index":0,"message":{"role":"assistant","content":"ok"},"finish_reason":"length"}],"usage":{"prompt_tokens":5000,"completion_tokens":16,"total_tokens":5016,"prompt_tokens_details":{"cached_tokens":0}}}'
+reply='{"id":"chatcmpl-0","object":"chat.completion","created":1,"model":"kvroute/mock-llm","choices":[{"index":0,"message":{"role":"assistant","content":"ok"},"finish_reason":"length"}],"usage":{"prompt_tokens":5000,"completion_tokens":16,"total_tokens":5016}}'
 {
   echo "worker_processes 1; pid $work/backends.pid; error_log $work/backends.err; daemon off;"
   echo "events { worker_connections 4096; }"
@@ -184,8 +199,15 @@ measure() { # label port pid rate_for_paced(0 = skip) -> appends a row; sets STE
   [ "$pid" != 0 ] && rss=$(( $(rss_kib "$pid") / 1024 ))
   p50=- p99=- prate=-
   if [ "$rate" -gt 0 ]; then
-    local pace=$(( CONNS * 1000 / rate ))
-    local q
+    # closed loop with think time: rate = CONNS / (think + latency). A 3-second probe at
+    # think = CONNS / rate measures the target's mean latency at about that load; the measured run
+    # thinks that much less, so every target is paced to the same rate whatever its latency
+    local pace q
+    pace=$(awk -v c="$CONNS" -v r="$rate" 'BEGIN {printf "%.3f", c * 1000 / r}')
+    if [ "$PACING" != fixed ]; then
+      q=$(load "$port" 3 "$pace")
+      pace=$(awk -v p="$pace" -v m="$(field mean_us "$q")" 'BEGIN {p -= m / 1000; printf "%.3f", (p > 0.05 ? p : 0.05)}')
+    fi
     q=$(load "$port" "$DUR" "$pace")
     p50=$(awk -v u="$(field p50_us "$q")" 'BEGIN {printf "%.2f", u / 1000}')
     p99=$(awk -v u="$(field p99_us "$q")" 'BEGIN {printf "%.2f", u / 1000}')
@@ -291,13 +313,13 @@ report=$work/report.md
 {
   echo "Run $(date -u +%Y-%m-%dT%H:%MZ) at $(git rev-parse --short HEAD)$(git diff --quiet HEAD -- . 2>/dev/null || echo '+changes'): $(nproc) cores, $(java -version 2>&1 | head -1),"
   echo "load average $(cut -d' ' -f1-3 /proc/loadavg); $CONNS connections, ${DUR} s per measured run, 64 bodies of ~22 KB;"
-  echo "latency at ${HALF} req/s (half of nginx's steady rate)."
+  echo "latency at ${HALF} req/s (half of nginx's steady rate; think times: $PACING)."
   echo
-  echo "| target | req/s (steady) | vs nginx | CPU/request (µs) | vs nginx | p50 (ms) | p99 (ms) | p99 added over direct (ms) | RSS (MiB) | heap alloc/request (KiB) |"
-  echo "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+  echo "| target | req/s (steady) | vs nginx | CPU/request (µs) | vs nginx | paced req/s | p50 (ms) | p99 (ms) | p99 added over direct (ms) | RSS (MiB) | heap alloc/request (KiB) |"
+  echo "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
   for row in "$direct_row" "$nginx_row" "$haproxy_row" "${kv_rows[@]}"; do
-    IFS='|' read -r label rps cpu p50 p99 _ rss alloc <<<"$row"
-    echo "| $label | $rps | $(ratio "$rps" "$n_rps") | $cpu | $(ratio "$cpu" "$n_cpu") | $p50 | $p99 | $(added "$p99" "$d99") | $rss | ${alloc:--} |"
+    IFS='|' read -r label rps cpu p50 p99 prate rss alloc <<<"$row"
+    echo "| $label | $rps | $(ratio "$rps" "$n_rps") | $cpu | $(ratio "$cpu" "$n_cpu") | $prate | $p50 | $p99 | $(added "$p99" "$d99") | $rss | ${alloc:--} |"
   done
   echo
   echo "First 10 seconds after \`/ready\` answered 200 (fresh JVM; req/s / p99 ms of each second; share of steady):"

@@ -82,7 +82,8 @@ field() { sed -E "s/.*$1=([0-9]+).*/\1/" <<<"$2"; }
 wait_ready() { for _ in $(seq 1 600); do [ "$(curl -s -o /dev/null -w '%{http_code}' "$1")" = 200 ] && return 0; sleep 0.05; done; echo "no 200 from $1" >&2; return 1; }
 HZ=$(getconf CLK_TCK)
 
-reply='{"id":"chatcmpl-0","object":"chat.completion","created":1,"model":"kvroute/mock-llm","choices":[{"index":0,"message":{"role":"assistant","content":"ok"},"finish_reason":"length"}],"usage":{"prompt_tokens":5000,"completion_tokens":16,"total_tokens":5016,"prompt_tokens_details":{"cached_tokens":0}}}'
+# no prompt_tokens_details, as vLLM's default: see proxy-overhead.sh (a fixed cached_tokens 0 empties a cache-aware view)
+reply='{"id":"chatcmpl-0","object":"chat.completion","created":1,"model":"kvroute/mock-llm","choices":[{"index":0,"message":{"role":"assistant","content":"ok"},"finish_reason":"length"}],"usage":{"prompt_tokens":5000,"completion_tokens":16,"total_tokens":5016}}'
 {
   echo "worker_processes 1; pid $work/backends.pid; error_log $work/backends.err; daemon off;"
   echo "events { worker_connections 4096; }"
