@@ -87,7 +87,9 @@ final class JitQuiet {
     busyInWindow += busy ? 1 : 0;
     // the shortest window ending now that still spans both the time and the requests
     while (window.size() > 1) {
-      Poll second = window.stream().skip(1).findFirst().orElseThrow();
+      java.util.Iterator<Poll> it = window.iterator();
+      it.next();
+      Poll second = it.next();
       if (now - second.at() < WINDOW_NANOS || answered - second.answered() < WINDOW_REQUESTS) {
         break;
       }

@@ -22,9 +22,9 @@ import io.netty.handler.codec.http.DefaultHttpResponse;
 import io.netty.handler.codec.http.FullHttpRequest;
 import io.netty.handler.codec.http.FullHttpResponse;
 import io.netty.handler.codec.http.HttpHeaderNames;
-import io.netty.handler.codec.http.HttpHeaders;
 import io.netty.handler.codec.http.HttpClientCodec;
 import io.netty.handler.codec.http.HttpHeaderValues;
+import io.netty.handler.codec.http.HttpHeaders;
 import io.netty.handler.codec.http.HttpMethod;
 import io.netty.handler.codec.http.HttpObjectAggregator;
 import io.netty.handler.codec.http.HttpResponse;
@@ -33,8 +33,6 @@ import io.netty.handler.codec.http.HttpServerCodec;
 import io.netty.handler.codec.http.HttpUtil;
 import io.netty.handler.codec.http.HttpVersion;
 import java.lang.System.Logger.Level;
-import java.lang.management.CompilationMXBean;
-import java.lang.management.ManagementFactory;
 import java.net.InetSocketAddress;
 import java.net.URI;
 import java.nio.charset.StandardCharsets;
@@ -159,11 +157,14 @@ public final class SelfWarmUp {
       // take the branches only a new server takes (first meters, first decision, no engine load
       // scraped yet, new connections) in compiled code, so that they deoptimize and are compiled
       // again here rather than after /ready
+      // (the first may take three quarters of maxTime at most, so that the second runs even when a
+      // busy core cuts the first short)
       int[] phases = {requests, Math.max(1, requests / 4)};
+      long[] ends = {start + maxTime.toNanos() / 4 * 3, deadline};
       for (int phase = 0; phase < phases.length && System.nanoTime() < deadline; phase++) {
         KvrouteServer proxy = KvrouteServer.start(throwaway(config, urls));
         try {
-          drive(backendLoop, transport, proxy.uri(), phases[phase], deadline, ok, probes, failed, quiet.get());
+          drive(backendLoop, transport, proxy.uri(), phases[phase], ends[phase], ok, probes, failed, quiet.get());
         } finally {
           proxy.close();
         }
@@ -545,22 +546,30 @@ public final class SelfWarmUp {
     /** An idle engine's load, so that load scraping reads it (and logs no warning about it). */
     private static final byte[] METRICS = ("vllm:num_requests_running{model_name=\"" + MODEL + "\"} 0.0\n"
         + "vllm:num_requests_waiting{model_name=\"" + MODEL + "\"} 0.0\n").getBytes(StandardCharsets.UTF_8);
-    /** Completions with usage counts of 1 to 5 digits, as real replies' vary. */
-    private static final byte[][] COMPLETIONS = {completion(5000, 1, 0), completion(23817, 16, 23808),
-        completion(812, 256, 0), completion(14, 1024, 0)};
+    /**
+     * Completions with usage counts of 1 to 5 digits, as real replies' vary; most without {@code
+     * prompt_tokens_details} (vLLM's default), one with a cache hit as large as the prompt (vLLM with
+     * {@code --enable-prompt-tokens-details}). Never {@code cached_tokens: 0} on a long prompt: the
+     * index's usage correction would then empty the backend's view after every reply, a path real
+     * traffic hardly takes.
+     */
+    private static final byte[][] COMPLETIONS = {completion(5000, 1, -1), completion(23817, 16, 23808),
+        completion(812, 256, -1), completion(14, 1024, -1)};
     private static final byte[] CHUNK = ("data: {\"id\":\"chatcmpl-0\",\"object\":\"chat.completion.chunk\",\"created\":1,"
         + "\"model\":\"" + MODEL + "\",\"choices\":[{\"index\":0,\"delta\":{\"content\":\"ok\"},\"finish_reason\":null}]}\n\n")
         .getBytes(StandardCharsets.UTF_8);
     private static final byte[] USAGE = ("data: {\"id\":\"chatcmpl-0\",\"object\":\"chat.completion.chunk\",\"created\":1,"
         + "\"model\":\"" + MODEL + "\",\"choices\":[],\"usage\":{\"prompt_tokens\":5000,\"completion_tokens\":8,"
-        + "\"total_tokens\":5008,\"prompt_tokens_details\":{\"cached_tokens\":4096}}}\n\ndata: [DONE]\n\n")
+        + "\"total_tokens\":5008}}\n\ndata: [DONE]\n\n")
         .getBytes(StandardCharsets.UTF_8);
 
+    /** A completion's JSON; {@code cached < 0}: no {@code prompt_tokens_details}. */
     private static byte[] completion(int prompt, int completion, int cached) {
       return ("{\"id\":\"chatcmpl-0\",\"object\":\"chat.completion\",\"created\":1,"
           + "\"model\":\"" + MODEL + "\",\"choices\":[{\"index\":0,\"message\":{\"role\":\"assistant\",\"content\":\"ok\"},"
           + "\"finish_reason\":\"length\"}],\"usage\":{\"prompt_tokens\":" + prompt + ",\"completion_tokens\":" + completion
-          + ",\"total_tokens\":" + (prompt + completion) + ",\"prompt_tokens_details\":{\"cached_tokens\":" + cached + "}}}")
+          + ",\"total_tokens\":" + (prompt + completion)
+          + (cached < 0 ? "" : ",\"prompt_tokens_details\":{\"cached_tokens\":" + cached + "}") + "}}")
           .getBytes(StandardCharsets.UTF_8);
     }
 
