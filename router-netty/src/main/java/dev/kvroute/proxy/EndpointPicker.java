@@ -7,6 +7,7 @@ import dev.kvroute.core.admission.RequestFields;
 import dev.kvroute.core.index.KvEventIndex;
 import dev.kvroute.core.policy.Candidate;
 import dev.kvroute.core.policy.Decision;
+import dev.kvroute.core.policy.PromptReads;
 import dev.kvroute.core.request.Endpoint;
 import dev.kvroute.core.request.InvalidRequestException;
 import dev.kvroute.core.request.RequestParser;
@@ -106,7 +107,9 @@ public final class EndpointPicker implements AutoCloseable {
     });
     this.models = new ModelCatalog(config.models());
     this.admission = new Admission(config.admission(), backends, core.loads(), ticker, loops.next(), metrics.registry());
-    this.parser = RequestParser.create(config.routing().sessionHeader(), config.routing().sessionField());
+    this.parser = RequestParser.create(config.routing().sessionHeader(), config.routing().sessionField(),
+        // a policy that reads no prompt never asks for the texts' hashes: skip them while parsing
+        core.policy().reads(null) != PromptReads.NONE);
     metrics.addGlobalGauges(core, null);
   }
 

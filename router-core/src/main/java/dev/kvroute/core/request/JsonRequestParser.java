@@ -27,14 +27,14 @@ import java.util.function.Function;
  *
  * <p>Jackson judges the syntax and words every error. The prompt's strings (a chat message's string {@code content}, a completion {@code prompt} or SGLang
  * {@code text} string) are not materialised: the reader checks them and leaves them in the body as
- * spans, and the segment hashes their bytes in place ({@link TextSegment#ofJson}), decoding the text
- * only if the token cache misses. Every other field routing reads becomes a small Jackson tree and
+ * spans, and the segment hashes their bytes in place when its hash is first asked for ({@link
+ * TextSegment#ofJson}), decoding the text only if the token cache misses. Every other field routing reads becomes a small Jackson tree and
  * is checked as a whole-body tree would be, after the whole body has been read (so malformed JSON
  * anywhere wins over a type error).
  *
  * <p>A chat body of the common shape is read by {@link ChatBodyScanner} instead, which builds the
- * same {@link Body} reading each message string once (end, validation, code points and text hash in
- * one pass); it gives up on anything else, malformed bodies included, and this Jackson path reads
+ * same {@link Body} reading each message string once (end, validation, code points and, unless the
+ * parser was made not to, text hash in one pass); it gives up on anything else, malformed bodies included, and this Jackson path reads
  * the body from the start, so every error is Jackson's as before.
  *
  * <p>The shape checks of the fields read as trees are {@link RequestShapes}, shared with the
@@ -52,8 +52,14 @@ final class JsonRequestParser implements RequestParser {
   private final String sessionHeader;
   private final String[] sessionFieldPath;
   private final String sessionField;
+  /** Whether {@link ChatBodyScanner} hashes message strings as it reads them ({@link RequestParser#create(String, String, boolean)}). */
+  private final boolean hashTexts;
 
   JsonRequestParser(String sessionHeader, String sessionField) {
+    this(sessionHeader, sessionField, true);
+  }
+
+  JsonRequestParser(String sessionHeader, String sessionField, boolean hashTexts) {
     Objects.requireNonNull(sessionHeader, "sessionHeader");
     Objects.requireNonNull(sessionField, "sessionField");
     if (sessionHeader.isBlank()) {
@@ -66,6 +72,7 @@ final class JsonRequestParser implements RequestParser {
     this.sessionHeader = sessionHeader.toLowerCase(Locale.ROOT);
     this.sessionField = sessionField;
     this.sessionFieldPath = sessionField.split("\\.");
+    this.hashTexts = hashTexts;
   }
 
   @Override
@@ -159,6 +166,8 @@ final class JsonRequestParser implements RequestParser {
     final byte[] bytes;
     final ObjectNode root = MAPPER.createObjectNode();
     final PolynomialHasher hasher = new PolynomialHasher();
+    /** Whether the segments' hashes are computed now (else when first asked for). */
+    boolean hashTexts = true;
     /** {@code messages} as elements ({@link Message} or a non-object {@link JsonNode}), or null. */
     List<Object> messages;
     /** The prompt string ({@code prompt} or {@code text}) left in the body, or null. */
@@ -176,12 +185,15 @@ final class JsonRequestParser implements RequestParser {
   Body read(Endpoint endpoint, byte[] body, int offset, int length)
       throws InvalidRequestException {
     if (endpoint == Endpoint.CHAT_COMPLETIONS) {
-      Body b = ChatBodyScanner.read(body, offset, length, MAX_SKIPPED_STRING_BYTES);
+      Body b = ChatBodyScanner.read(body, offset, length, MAX_SKIPPED_STRING_BYTES, hashTexts);
       if (b != null) {
+        b.hashTexts = hashTexts;
         return b;
       }
     }
-    return readWithJackson(endpoint, body, offset, length);
+    Body b = readWithJackson(endpoint, body, offset, length);
+    b.hashTexts = hashTexts;
+    return b;
   }
 
   /** The body as Jackson's streaming parser reads it, which judges and words every error. */
@@ -395,8 +407,11 @@ final class JsonRequestParser implements RequestParser {
   }
 
   private static PromptSegment segment(Body b, String role, Span s) {
-    return TextSegment.ofJson(
-        role, b.bytes, s.start, s.end, s.escaped, s.codePoints, s.hash, b.hasher);
+    TextHash hash = s.hash;
+    if (hash == null && b.hashTexts) {
+      hash = JsonStrings.hash(b.bytes, s.start, s.end, s.escaped, b.hasher);
+    }
+    return TextSegment.ofJson(role, b.bytes, s.start, s.end, s.escaped, s.codePoints, hash);
   }
 
   // ---- chat -----------------------------------------------------------------------------------

@@ -8,7 +8,9 @@ package dev.kvroute.core.request;
  *
  * <p>A text segment read by {@link RequestParser} from a request body refers to the body's bytes and
  * decodes its text only when {@link #text()} is first called (the token cache needs the text only
- * on a miss); its hash is computed while parsing. The body must therefore stay unchanged until then:
+ * on a miss); its hash is computed while parsing or, if the parser was made not to ({@link
+ * RequestParser#create(String, String, boolean)}), when first asked for. The body must therefore stay
+ * unchanged until then:
  * if it has changed, {@link #text()} throws {@link IllegalStateException} rather than return other
  * text. Segments made by {@link #text(String, String)} hold their text.
  *

@@ -8,7 +8,11 @@ import java.util.Objects;
  */
 final class TextSegment implements PromptSegment {
   private final String role;
-  private final TextHash hash;
+  /**
+   * The text's hash; for a body segment {@code null} until first asked for (racy single-check: a
+   * record of final fields is safe to publish so, and every thread computes the same value).
+   */
+  private TextHash hash;
   private final byte[] body;
   private final int start;
   private final int end;
@@ -50,20 +54,14 @@ final class TextSegment implements PromptSegment {
    * @param codePoints the decoded text's code-point count ({@link String#codePointCount}), or -1
    *     when not counted yet (then {@link #codePointCount} counts the bytes when asked)
    * @param hash the decoded text's {@link TextHash} when already computed, or null (then it is
-   *     computed here with {@code hasher})
+   *     computed from the body's bytes when {@link #textHash} is first called: a policy that reads
+   *     no prompt never pays for it)
    */
   static TextSegment ofJson(
-      String role,
-      byte[] body,
-      int start,
-      int end,
-      boolean escaped,
-      int codePoints,
-      TextHash hash,
-      PolynomialHasher hasher) {
+      String role, byte[] body, int start, int end, boolean escaped, int codePoints, TextHash hash) {
     return new TextSegment(
         role,
-        hash != null ? hash : JsonStrings.hash(body, start, end, escaped, hasher),
+        hash,
         null,
         body,
         start,
@@ -81,7 +79,11 @@ final class TextSegment implements PromptSegment {
   public String text() {
     String t = text;
     if (t == null) {
-      if (!JsonStrings.hash(body, start, end, escaped, new PolynomialHasher()).equals(hash)) {
+      TextHash h = hash;
+      if (h == null) {
+        // hashed and decoded from the same bytes now: nothing was keyed by an earlier state of them
+        textHash();
+      } else if (!JsonStrings.hash(body, start, end, escaped, new PolynomialHasher()).equals(h)) {
         throw new IllegalStateException(
             "request body changed after parsing (expected: its bytes unchanged while the view is"
                 + " in use)");
@@ -106,7 +108,12 @@ final class TextSegment implements PromptSegment {
 
   @Override
   public TextHash textHash() {
-    return hash;
+    TextHash h = hash;
+    if (h == null) {
+      h = JsonStrings.hash(body, start, end, escaped, new PolynomialHasher());
+      hash = h;
+    }
+    return h;
   }
 
   @Override
@@ -121,12 +128,12 @@ final class TextSegment implements PromptSegment {
 
   @Override
   public boolean equals(Object o) {
-    return o instanceof TextSegment s && Objects.equals(role, s.role) && hash.equals(s.hash);
+    return o instanceof TextSegment s && Objects.equals(role, s.role) && textHash().equals(s.textHash());
   }
 
   @Override
   public int hashCode() {
-    return Objects.hashCode(role) * 31 + hash.hashCode();
+    return Objects.hashCode(role) * 31 + textHash().hashCode();
   }
 
   @Override

@@ -111,6 +111,52 @@ class ChatBodyScannerTest {
     }
   }
 
+  /**
+   * A parser made not to hash while parsing (for policies that read no prompt) leaves every
+   * message's hash to the segment, and the segment's hash, text, code points and equality are those
+   * of the hashing parser's segment, on the scanner's bodies and on bodies it leaves to Jackson.
+   */
+  @Test
+  void aParserThatDoesNotHashWhileParsingGivesTheSameSegments() throws Exception {
+    RequestParser hashing = RequestParser.create("x-session-id", "user", true);
+    RequestParser lazy = RequestParser.create("x-session-id", "user", false);
+    SplittableRandom r = new SplittableRandom(29);
+    int compared = 0;
+    for (int k = 0; k < 2_000; k++) {
+      String json = k % 2 == 0 ? hotBody(r) : RequestParserEquivalenceTest.chatBody(r);
+      byte[] body = json.getBytes(StandardCharsets.UTF_8);
+      JsonRequestParser.Body scanned = ChatBodyScanner.read(body, 0, body.length, MAX_STRING, false);
+      if (scanned != null) {
+        for (Object o : scanned.messages) {
+          if (o instanceof JsonRequestParser.Message m && m.contentSpan != null) {
+            assertThat(m.contentSpan.hash()).as("hashed while reading: %s", json).isNull();
+          }
+        }
+      }
+      List<PromptSegment> want;
+      try {
+        want = hashing.parse(Endpoint.CHAT_COMPLETIONS, body, h -> null).segments();
+      } catch (InvalidRequestException e) {
+        continue; // the generator's odd bodies: errors are the equivalence tests' business
+      }
+      List<PromptSegment> got = lazy.parse(Endpoint.CHAT_COMPLETIONS, body, h -> null).segments();
+      assertThat(got).as(json).hasSameSizeAs(want);
+      for (int i = 0; i < want.size(); i++) {
+        PromptSegment w = want.get(i);
+        PromptSegment g = got.get(i);
+        assertThat(g).as(json).isEqualTo(w);
+        assertThat(g.textHash()).as(json).isEqualTo(w.textHash());
+        assertThat(g.text()).as(json).isEqualTo(w.text());
+        assertThat(g.codePointCount()).as(json).isEqualTo(w.codePointCount());
+        if (w.text() != null) {
+          assertThat(g.textHash()).as(json).isEqualTo(TextHash.of(w.text()));
+        }
+        compared++;
+      }
+    }
+    assertThat(compared).isGreaterThan(4_000);
+  }
+
   @Test
   void otherBodiesAreReadAsJacksonReadsThemOrLeftToJackson() {
     SplittableRandom r = new SplittableRandom(7);
