@@ -162,12 +162,16 @@ public final class SelfWarmUp {
       int[] phases = {requests, Math.max(1, requests / 4)};
       long[] ends = {start + maxTime.toNanos() / 4 * 3, deadline};
       for (int phase = 0; phase < phases.length && System.nanoTime() < deadline; phase++) {
+        long phaseStart = System.nanoTime();
+        int before = ok.get() + probes.get() + failed.get();
         KvrouteServer proxy = KvrouteServer.start(throwaway(config, urls));
         try {
           drive(backendLoop, transport, proxy.uri(), phases[phase], ends[phase], ok, probes, failed, quiet.get());
         } finally {
           proxy.close();
         }
+        LOG.log(Level.DEBUG, "warm-up phase {0}: {1} answers in {2} ms", phase + 1,
+            ok.get() + probes.get() + failed.get() - before, (System.nanoTime() - phaseStart) / 1_000_000);
       }
     } catch (RuntimeException e) {
       // a warm-up that cannot run leaves a cold start, not a failed one
