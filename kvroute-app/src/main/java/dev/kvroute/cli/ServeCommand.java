@@ -514,7 +514,7 @@ public final class ServeCommand implements Callable<Integer> {
           + "(default ${DEFAULT-VALUE}, or $KVROUTE_WARM_UP_REQUESTS).")
   int warmUpRequests;
 
-  @Option(names = "--warm-up-max", paramLabel = "DUR", defaultValue = "30s",
+  @Option(names = "--warm-up-max", paramLabel = "DUR", defaultValue = "45s",
       description = "Longest warm-up; it stops there with fewer requests (default ${DEFAULT-VALUE}).")
   String warmUpMax;
 
