@@ -28,7 +28,7 @@ ENV KVROUTE_HEALTH_URL=http://127.0.0.1:8080/health
 
 # Exec form with the JRE alone: `healthcheck` GETs $KVROUTE_HEALTH_URL and exits 0 on a 2xx answer.
 # Set KVROUTE_HEALTH_URL to the command's port and health path (the router and the engine differ).
-HEALTHCHECK --interval=10s --timeout=5s --start-period=40s --retries=3 \
+HEALTHCHECK --interval=10s --timeout=5s --start-period=60s --retries=3 \
   CMD ["java", "-Xshare:auto", "-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC", "-Xmx32m", \
        "-cp", "/app/kvroute.jar", "dev.kvroute.cli.HealthCheckCommand", "--quiet"]
 

@@ -14,5 +14,5 @@ fi
 # Debian's externally managed Python refuses a system-wide install unless told otherwise.
 python3 -m pip install --quiet --disable-pip-version-check -r .ci/requirements.txt \
   || python3 -m pip install --quiet --disable-pip-version-check --break-system-packages -r .ci/requirements.txt
-python3 -c "import msgspec, msgpack, zmq; print('python test packages: msgspec', msgspec.__version__, \
+python3 -c "import msgspec, msgpack, zmq, pydantic; print('python test packages: pydantic', pydantic.VERSION, 'msgspec', msgspec.__version__, \
 'msgpack', '.'.join(map(str, msgpack.version)), 'pyzmq', zmq.__version__)"

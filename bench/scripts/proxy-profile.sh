@@ -176,7 +176,7 @@ for policy in "${policies[@]}"; do
   pids+=("$kv")
   t0=$(date +%s%N)
   wait_ready "http://127.0.0.1:$PORT/ready"
-  ready_ms=$(( ($(date +%s%N) - t0) / 1000000 ))
+  ready_ms=$(( ($(date +%s%N) - t0) / 1000000 )); ready_utc=$(date -u +%Y-%m-%dT%H:%M:%S.%3N)
   # the JIT's work after /ready (compilations and its threads' CPU): what the warm-up left undone
   k0=$(compiles "$kv"); j0=$(jit_ticks "$kv")
   if [ "$FIRST" = 1 ]; then
@@ -184,6 +184,22 @@ for policy in "${policies[@]}"; do
     echo "$policy first seconds (req/s / p99 ms), /ready after ${ready_ms} ms: $(ten_seconds)"
     # the first seconds' JIT compilations, deoptimizations and GC pauses, for jfr print
     jcmd "$kv" JFR.dump name=p filename="$OUT/$policy-first.jfr" >/dev/null
+    # what the warm-up left to the first seconds: C2 compilations and deoptimizations after /ready
+    # (from the recording, which starts with the JVM), and the warm-up's own line from the log
+    jfr print --json --events jdk.Compilation,jdk.Deoptimization "$OUT/$policy-first.jfr" | python3 -c '
+import collections, json, sys
+c2 = deopt = 0; c2_ms = 0.0; why = collections.Counter()
+for e in json.load(sys.stdin)["recording"]["events"]:
+    v = e["values"]
+    if v["startTime"][:23] < sys.argv[1]:
+        continue
+    if e["type"] == "jdk.Deoptimization":
+        deopt += 1; why[v["reason"]] += 1
+    elif v["compileLevel"] == 4:
+        c2 += 1; c2_ms += float(v["duration"].strip("PTS")) * 1000 if "M" not in v["duration"] else 0
+print(f"{sys.argv[2]} after /ready (JFR): {c2} C2 compilations ({c2_ms:.0f} ms of compiler wall time), "
+      f"{deopt} deoptimizations (" + ", ".join(f"{k} {n}" for k, n in why.most_common(4)) + ")")' "$ready_utc" "$policy"
+    grep -ho 'warm-up: .* in [0-9,]* ms' "$OUT/kvroute-$policy.log" | sed "s/^/$policy /" || true
   fi
   if [ "${FIRST_REQ:-0}" -gt 0 ]; then
     # CPU per request over the first FIRST_REQ requests after /ready, JIT threads included (on one

@@ -3,7 +3,6 @@ package dev.kvroute.cli;
 import dev.kvroute.epp.EppServer;
 import dev.kvroute.epp.InferencePools;
 import dev.kvroute.proxy.config.ConfigException;
-import dev.kvroute.proxy.config.ConfigLoader;
 import dev.kvroute.proxy.config.DiscoveryConfig;
 import dev.kvroute.proxy.config.KubernetesDiscoveryConfig;
 import dev.kvroute.proxy.config.ProxyConfig;
@@ -149,7 +148,16 @@ public final class EppCommand implements Callable<Integer> {
     try {
       checkPort("--grpc-port", grpcPort, false);
       checkPort("--metrics-port", metricsPort, true);
-      cfg = ConfigLoader.load(config, overrides());
+      if (poolName == null && k8sSelector != null && backends != null) {
+        throw new ConfigException("--k8s-selector " + k8sSelector + " with --backend (expected: one source of"
+            + " endpoints: --pool-name for an InferencePool, --k8s-selector for pods, or --backend for a static list)");
+      }
+      cfg = K8sFlags.load(config, overrides(), k8sSelector, k8sPort);
+      if (poolName == null && !cfg.backends().isEmpty() && cfg.discovery().enabled()) {
+        throw new ConfigException((k8sSelector != null ? "--k8s-selector " + k8sSelector : "discovery.kubernetes in " + config)
+            + " with " + (backends != null ? "--backend" : "backends in " + config) + " (expected: one source of"
+            + " endpoints: --pool-name for an InferencePool, --k8s-selector for pods, or --backend for a static list)");
+      }
       if (poolName != null && (!cfg.backends().isEmpty() || k8sSelector != null)) {
         throw new ConfigException("--pool-name " + poolName + " with " + (k8sSelector != null ? "--k8s-selector"
             : backends != null ? "--backend" : "backends in " + config) + " (expected: one source of endpoints:"

@@ -471,7 +471,7 @@ public final class ServeCommand implements Callable<Integer> {
       }
       return ConfigLoader.load(config, o).withDiscovery(DiscoveryConfig.off());
     }
-    ProxyConfig cfg = ConfigLoader.load(config, o);
+    ProxyConfig cfg = K8sFlags.load(config, o, k8sSelector, k8sPort); // static backends may join discovered ones
     if ("kubernetes".equals(discovery) && !cfg.discovery().enabled()) {
       throw new ConfigException("discovery.kubernetes: none (expected: --k8s-selector and --k8s-port, "
           + "or a discovery.kubernetes section in --config)");
@@ -514,7 +514,7 @@ public final class ServeCommand implements Callable<Integer> {
           + "(default ${DEFAULT-VALUE}, or $KVROUTE_WARM_UP_REQUESTS).")
   int warmUpRequests;
 
-  @Option(names = "--warm-up-max", paramLabel = "DUR", defaultValue = "30s",
+  @Option(names = "--warm-up-max", paramLabel = "DUR", defaultValue = "45s",
       description = "Longest warm-up; it stops there with fewer requests (default ${DEFAULT-VALUE}).")
   String warmUpMax;
 

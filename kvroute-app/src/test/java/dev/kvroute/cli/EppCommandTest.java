@@ -47,6 +47,33 @@ final class EppCommandTest {
   }
 
   @Test
+  void backendWithK8sSelectorNamedTheMissingK8sPortAndNowNamesTheCombination() {
+    assertThat(run("--backend", "http://127.0.0.1:1", "--k8s-selector", "app=vllm")).isEqualTo(CommandLine.ExitCode.USAGE);
+    assertThat(err.toString()).startsWith("kvroute epp: --k8s-selector app=vllm with --backend (expected: one source of"
+        + " endpoints:").doesNotContain("k8s-port");
+    err.getBuffer().setLength(0);
+    assertThat(run("--backend", "http://127.0.0.1:1", "--k8s-selector", "app=vllm", "--k8s-port", "http"))
+        .isEqualTo(CommandLine.ExitCode.USAGE);
+    assertThat(err.toString()).startsWith("kvroute epp: --k8s-selector app=vllm with --backend");
+  }
+
+  @Test
+  void backendsInTheFileWithK8sSelectorAreRefusedToo(@org.junit.jupiter.api.io.TempDir java.nio.file.Path dir)
+      throws Exception {
+    java.nio.file.Path yaml = dir.resolve("epp.yaml");
+    java.nio.file.Files.writeString(yaml, "backends:\n  - url: http://127.0.0.1:1\n");
+    assertThat(run("--config", yaml.toString(), "--k8s-selector", "app=vllm", "--k8s-port", "http"))
+        .isEqualTo(CommandLine.ExitCode.USAGE);
+    assertThat(err.toString()).startsWith("kvroute epp: --k8s-selector app=vllm with backends in " + yaml);
+  }
+
+  @Test
+  void k8sSelectorWithoutK8sPortNamesTheFlag() {
+    assertThat(run("--k8s-selector", "app=vllm")).isEqualTo(CommandLine.ExitCode.USAGE);
+    assertThat(err.toString()).startsWith("kvroute epp: --k8s-selector app=vllm without --k8s-port (expected:");
+  }
+
+  @Test
   void poolNameOutsideKubernetesWasSilentThenUnclearAndNowFailsAtOnceSayingWhy() {
     assumeThat(KubernetesEnvironment.missing(null)).as("this machine has a Kubernetes configuration").isNotNull();
     assertThat(run("--pool-name", "x", "--grpc-port", "0", "--metrics-port", "-1"))

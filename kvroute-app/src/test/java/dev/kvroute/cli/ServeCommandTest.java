@@ -1,12 +1,14 @@
 package dev.kvroute.cli;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.dataformat.yaml.YAMLFactory;
 import dev.kvroute.engine.server.MockEngineOptions;
 import dev.kvroute.proxy.KvrouteServer;
+import dev.kvroute.proxy.config.ConfigException;
 import dev.kvroute.proxy.config.ConfigLoader;
 import dev.kvroute.proxy.config.DiscoveryConfig;
 import dev.kvroute.proxy.config.KubernetesDiscoveryConfig;
@@ -216,9 +218,26 @@ final class ServeCommandTest {
       assertThat(cl.execute(args)).as(String.join(" ", args)).isEqualTo(CommandLine.ExitCode.USAGE);
       assertThat(err.toString()).as(String.join(" ", args)).containsAnyOf(
           "discovery.kubernetes: none (expected: --k8s-selector and --k8s-port",
-          "discovery.kubernetes.port: none (expected:", "--discovery: dns (expected: kubernetes or none)",
+          "--k8s-selector app=vllm without --k8s-port (expected:", "--discovery: dns (expected: kubernetes or none)",
           "--discovery: none with --k8s-*");
     }
+  }
+
+  @Test
+  void k8sSelectorWithoutK8sPortNamedTheYamlKeyAndNowNamesTheFlag(@TempDir Path dir) throws Exception {
+    // serve takes static backends beside discovered ones (docs/kubernetes.md): the missing port is the mistake
+    ServeCommand cmd = new ServeCommand();
+    new CommandLine(cmd).parseArgs("--backend", "http://127.0.0.1:1", "--k8s-selector", "app=vllm");
+    assertThatThrownBy(cmd::resolve).isInstanceOf(ConfigException.class)
+        .hasMessageStartingWith("--k8s-selector app=vllm without --k8s-port (expected: the engines' container port");
+    // the port from the file is enough
+    Path yaml = dir.resolve("kvroute.yaml");
+    Files.writeString(yaml, "discovery:\n  kubernetes:\n    port: http\n");
+    ServeCommand withFile = new ServeCommand();
+    new CommandLine(withFile).parseArgs("--config", yaml.toString(), "--backend", "http://127.0.0.1:1",
+        "--k8s-selector", "app=vllm");
+    assertThat(withFile.resolve().discovery().kubernetes().port()).isEqualTo("http");
+    assertThat(withFile.resolve().backends()).hasSize(1);
   }
 
   @Test

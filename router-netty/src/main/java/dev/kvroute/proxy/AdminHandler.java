@@ -198,12 +198,22 @@ final class AdminHandler extends ChannelInboundHandlerAdapter {
     return n;
   }
 
+  /** The fields {@code POST /admin/backends} takes; any other is refused. */
+  private static final List<String> ADD_FIELDS = List.of("capacityTokens", "name", "url");
+
   private FullHttpResponse addBackend(ChannelHandlerContext ctx, FullHttpRequest req) {
     BackendConfig cfg;
     try {
       JsonNode body = JSON.readTree(ByteBufUtil.getBytes(req.content()));
       if (body == null || !body.isObject() || !body.path("url").isTextual()) {
         return error(ctx, HttpResponseStatus.BAD_REQUEST, "body: expected {\"url\": \"http://host:port\", \"name\"?: ..., \"capacityTokens\"?: N}");
+      }
+      for (java.util.Iterator<String> it = body.fieldNames(); it.hasNext(); ) {
+        String field = it.next();
+        if (!ADD_FIELDS.contains(field)) { // a typo such as "capacityToken" was ignored without a word
+          return error(ctx, HttpResponseStatus.BAD_REQUEST, field + ": unknown key (expected one of: "
+              + String.join(", ", ADD_FIELDS) + ")");
+        }
       }
       String url = body.get("url").asText();
       java.net.URI uri;

@@ -3,7 +3,9 @@ package dev.kvroute.proxy;
 import com.fasterxml.jackson.core.JsonFactory;
 import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.core.JsonToken;
+import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.kvroute.core.request.Endpoint;
+import dev.kvroute.core.request.LaxBoolean;
 import dev.kvroute.core.request.RequestView;
 import dev.kvroute.core.request.TextHash;
 import java.io.ByteArrayOutputStream;
@@ -43,6 +45,9 @@ import java.util.List;
 record EngineTokenRequest(byte[] body, TextHash head, TextHash[] prefixKeys, long[] prefixBytes, String[] roles,
     boolean chat) {
   private static final JsonFactory JSON = new JsonFactory();
+  private static final ObjectMapper JSON_TREE = new ObjectMapper();
+  private static final byte[] TRUE = "true".getBytes(StandardCharsets.US_ASCII);
+  private static final byte[] FALSE = "false".getBytes(StandardCharsets.US_ASCII);
 
   /** The fields of a chat request that change how the engine renders its messages. */
   private static final List<String> CHAT_FIELDS = List.of("add_generation_prompt", "continue_final_message",
@@ -191,8 +196,11 @@ record EngineTokenRequest(byte[] body, TextHash head, TextHash[] prefixKeys, lon
           }
           promptStart = start;
           promptEnd = end;
-        } else if (name.equals("add_special_tokens") && value.isBoolean()) {
-          special = Arrays.copyOfRange(bytes, start, end);
+        } else if (name.equals("add_special_tokens") && value != JsonToken.VALUE_NULL) {
+          // as the engine reads it (pydantic's lax bool: "yes", 1): its canonical literal, or left out
+          LaxBoolean.Result lax = value.isScalarValue()
+              ? LaxBoolean.of(JSON_TREE.readTree(Arrays.copyOfRange(bytes, start, end))) : null;
+          special = lax != null && lax.ok() ? (lax.value() ? TRUE : FALSE) : null;
         }
       }
     }

@@ -3,6 +3,8 @@ package dev.kvroute.proxy;
 import com.fasterxml.jackson.core.JsonFactory;
 import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.core.JsonToken;
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.kvroute.core.BackendId;
 import dev.kvroute.core.Ticker;
 import dev.kvroute.core.load.LoadTracker;
@@ -42,12 +44,16 @@ import java.util.concurrent.atomic.AtomicLongArray;
  * messages (an SGLang engine: 404 or 405 for the path, or a 4xx that asks for {@code prompt}).
  *
  * <p><b>Fallback.</b> When no backend can be asked, the call is not answered within {@code timeout},
- * the connection fails, or the answer is an error or not a token list, the request is routed on the
- * router's own {@code o200k_base} tokens, as without this option: the request is never held longer
- * than {@code timeout} and never fails because of its tokens. Each fallback counts in {@code
+ * the connection fails, or the answer is an error, not a token list, an empty list for a prompt with
+ * text, or longer than any tokenizer makes of the prompt ({@link #maxTokens}), the request is routed
+ * on the router's own {@code o200k_base} tokens, as without this option: the request is never held
+ * longer than {@code timeout} and never fails because of its tokens. An empty list for a prompt
+ * without text (a completion {@code prompt} of {@code ""}, chat messages whose contents are all empty,
+ * rendered by a template that adds nothing) is an answer. Each fallback counts in {@code
  * kvroute_tokenizer_fallbacks_total{reason}} ({@code timeout}, {@code unreachable}, {@code error},
- * {@code unsupported}, {@code no_backend}); the first of each reason in a minute is logged in one
- * line. Nothing waits on an event loop: the call is Netty's ({@link ControlClient}) and its answer
+ * {@code unsupported}, {@code no_backend}, {@code overlong}); the first of each reason in a minute is
+ * logged in one line, and for {@code overlong} the first in a minute of each backend. Nothing waits
+ * on an event loop: the call is Netty's ({@link ControlClient}) and its answer
  * comes back to {@code then} on the caller's executor.
  *
  * <p>Metrics: {@code kvroute_tokenizer_engine_lookups_total{result=exact|prefix|call}}, {@code
@@ -59,13 +65,20 @@ import java.util.concurrent.atomic.AtomicLongArray;
 final class EngineTokenizer {
   private static final System.Logger LOG = System.getLogger(EngineTokenizer.class.getName());
   private static final JsonFactory JSON = new JsonFactory();
+  private static final ObjectMapper TREE = new ObjectMapper();
   private static final long LOG_EVERY_NANOS = TimeUnit.MINUTES.toNanos(1);
   private static final long UNSUPPORTED_NANOS = TimeUnit.MINUTES.toNanos(1);
   private static final String PATH = "/tokenize";
+  /**
+   * Tokens a chat template may add beyond one token per byte of the {@code /tokenize} body: role
+   * markers, a default system prompt (Llama 3.1's dates, Qwen 2.5's identity line) and tool-use
+   * instructions, a few hundred tokens in the templates we know.
+   */
+  static final int TEMPLATE_TOKENS = 1024;
 
   /** Why a request was routed on the router's own tokens. */
   enum Reason {
-    TIMEOUT, UNREACHABLE, ERROR, UNSUPPORTED, NO_BACKEND;
+    TIMEOUT, UNREACHABLE, ERROR, UNSUPPORTED, NO_BACKEND, OVERLONG;
 
     String tag() {
       return name().toLowerCase(java.util.Locale.ROOT);
@@ -87,6 +100,7 @@ final class EngineTokenizer {
   private final Ticker ticker;
   private final Map<Reason, Counter> fallbacks = new EnumMap<>(Reason.class);
   private final AtomicLongArray lastLogged = new AtomicLongArray(Reason.values().length);
+  private final Map<BackendId, Long> overlongLogged = new ConcurrentHashMap<>();
   private final Counter exactHits;
   private final Counter prefixHits;
   private final Counter calls;
@@ -206,9 +220,20 @@ final class EngineTokenizer {
         detail = backend.id().name() + PATH + " answered " + response.status() + ": " + body.strip();
       } else {
         try {
-          tokens = parse(response.body());
-          callTime.record(ticker.nanos() - t0, TimeUnit.NANOSECONDS);
-          cache.store(request, tokens, found);
+          int[] answer = parse(response.body());
+          if (answer.length == 0 && !withoutText(request)) {
+            reason = Reason.ERROR;
+            detail = backend.id().name() + PATH + " answered no tokens for a prompt with text";
+          } else if (answer.length > maxTokens(request)) {
+            reason = Reason.OVERLONG;
+            detail = backend.id().name() + PATH + " answered " + answer.length + " tokens for a "
+                + request.body().length + "-byte request, more than " + maxTokens(request)
+                + " (one per byte plus " + TEMPLATE_TOKENS + " for the template)";
+          } else {
+            tokens = answer;
+            callTime.record(ticker.nanos() - t0, TimeUnit.NANOSECONDS);
+            cache.store(request, tokens, found);
+          }
         } catch (IOException | RuntimeException e) {
           reason = Reason.ERROR;
           detail = backend.id().name() + PATH + " answered no token list: " + e.getMessage();
@@ -219,7 +244,9 @@ final class EngineTokenizer {
       String said = detail;
       try {
         executor.execute(() -> {
-          if (why != null) {
+          if (why == Reason.OVERLONG) {
+            fallBack(why, said, firstInAMinute(backend.id()), then);
+          } else if (why != null) {
             fallBack(why, said, then);
           } else {
             then.tokens(result);
@@ -262,10 +289,27 @@ final class EngineTokenizer {
   }
 
   private void fallBack(Reason reason, String detail, Then then) {
-    fallbacks.get(reason).increment();
     long now = ticker.nanos();
     long last = lastLogged.get(reason.ordinal());
-    if ((last == Long.MIN_VALUE || now - last >= LOG_EVERY_NANOS) && lastLogged.compareAndSet(reason.ordinal(), last, now)) {
+    boolean log = (last == Long.MIN_VALUE || now - last >= LOG_EVERY_NANOS)
+        && lastLogged.compareAndSet(reason.ordinal(), last, now);
+    fallBack(reason, detail, log, then);
+  }
+
+  /** Whether this is {@code backend}'s first overlong answer in a minute (so it is logged). */
+  private boolean firstInAMinute(BackendId backend) {
+    long now = ticker.nanos();
+    boolean[] first = {false};
+    overlongLogged.compute(backend, (b, last) -> {
+      first[0] = last == null || now - last >= LOG_EVERY_NANOS;
+      return first[0] ? now : last;
+    });
+    return first[0];
+  }
+
+  private void fallBack(Reason reason, String detail, boolean log, Then then) {
+    fallbacks.get(reason).increment();
+    if (log) {
       LOG.log(Level.WARNING, "tokenizer engine: " + detail + "; routing on o200k_base tokens instead "
           + "(kvroute_tokenizer_fallbacks_total{reason=\"" + reason.tag() + "\"}; more within a minute are only counted)");
     }
@@ -276,7 +320,8 @@ final class EngineTokenizer {
    * The {@code tokens} of a {@code /tokenize} answer (vLLM's and SGLang's {@code TokenizeResponse}:
    * {@code {"count": n, "max_model_len": m, "tokens": [ids...]}}).
    *
-   * @throws IOException if it is not JSON, has no non-empty {@code tokens} list of non-negative ints
+   * @throws IOException if it is not JSON or has no {@code tokens} list of non-negative ints (an
+   *     empty list is returned: {@link #tokens} judges it against the prompt)
    */
   static int[] parse(byte[] body) throws IOException {
     try (JsonParser p = JSON.createParser(body)) {
@@ -309,13 +354,59 @@ final class EngineTokenizer {
           }
           out[n++] = (int) id;
         }
-        if (n == 0) {
-          throw new IOException("tokens: empty");
-        }
         return java.util.Arrays.copyOf(out, n);
       }
       throw new IOException("no tokens field");
     }
+  }
+
+  /**
+   * The most tokens an answer for {@code request} may hold: the {@code /tokenize} body's bytes plus
+   * {@value #TEMPLATE_TOKENS}. A byte-level BPE (GPT, Llama 3, Qwen) or byte-fallback SentencePiece
+   * tokenizer gives at most one token per UTF-8 byte of text, a JSON string holds at least as many
+   * bytes as the UTF-8 text it encodes, and the body holds every string the engine renders (messages,
+   * tools, documents, template kwargs); what the template adds around them is bounded by {@value
+   * #TEMPLATE_TOKENS}. An answer beyond this is not the prompt's tokens (a misconfigured or faulty
+   * engine) and routing on it would insert pages no engine holds.
+   */
+  static long maxTokens(EngineTokenRequest request) {
+    return (long) request.body().length + TEMPLATE_TOKENS;
+  }
+
+  /**
+   * Whether the prompt has no text at all, so an empty token list is a plausible answer: a completion
+   * {@code prompt} of {@code ""}, or chat messages whose {@code content} is empty, null or a list of
+   * parts with empty {@code text}, without {@code tools} or {@code documents} (a template that adds
+   * nothing around them renders no tokens).
+   */
+  static boolean withoutText(EngineTokenRequest request) {
+    try {
+      JsonNode root = TREE.readTree(request.body());
+      if (!request.chat()) {
+        return root.path("prompt").isTextual() && root.path("prompt").textValue().isEmpty();
+      }
+      if (root.hasNonNull("tools") || root.hasNonNull("documents")) {
+        return false;
+      }
+      for (JsonNode m : root.path("messages")) {
+        JsonNode c = m.path("content");
+        if (c.isTextual() ? !c.textValue().isEmpty() : c.isArray() ? !emptyParts(c) : !(c.isNull() || c.isMissingNode())) {
+          return false;
+        }
+      }
+      return true;
+    } catch (IOException e) {
+      return false;
+    }
+  }
+
+  private static boolean emptyParts(JsonNode parts) {
+    for (JsonNode p : parts) {
+      if (!p.path("text").asText("").isEmpty() || !p.path("type").asText("text").equals("text")) {
+        return false;
+      }
+    }
+    return true;
   }
 
   /** The request to send for {@code view}, or {@code null} (see {@link EngineTokenRequest#of}). */

@@ -58,6 +58,8 @@ final class HttpErrors {
         return "ServiceUnavailableError";
       case 504:
         return "GatewayTimeoutError";
+      case 505:
+        return "HTTPVersionNotSupportedError";
       default:
         return status.code() >= 500 ? "InternalServerError" : "BadRequestError";
     }

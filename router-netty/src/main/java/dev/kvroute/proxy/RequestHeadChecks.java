@@ -14,6 +14,8 @@ import java.util.Locale;
  * body is read (by {@link RequestAggregator}, on the proxy and the admin port alike):
  *
  * <ul>
+ *   <li>The HTTP version: a major version other than 1 ({@code HTTP/2.0}, {@code HTTP/3.0} sent as
+ *       HTTP/1 text) → 505, as RFC 9110 §15.6.6 allows; any 1.x is served as HTTP/1.1 (RFC 9110 §6.2).
  *   <li>{@code Host} (RFC 9112 §3.2): absent on HTTP/1.1, given on more than one line, or not
  *       {@code uri-host [":" port]} (RFC 3986 §3.2.2: a reg-name, an IPv4 address or a bracketed IPv6
  *       literal; no userinfo, no spaces; port 0..65535; empty value) → 400.
@@ -40,6 +42,10 @@ final class RequestHeadChecks {
    * @return {@code null} when the request may go on, else the refusal to answer
    */
   static RejectedRequest check(HttpRequest head) {
+    if (head.protocolVersion().majorVersion() != 1) {
+      return new RejectedRequest(HttpResponseStatus.HTTP_VERSION_NOT_SUPPORTED, "HTTP version "
+          + head.protocolVersion().text() + " (expected: HTTP/1.1 or HTTP/1.0 on this port)");
+    }
     RejectedRequest r = checkHost(head);
     if (r == null) {
       r = checkTransferEncoding(head);

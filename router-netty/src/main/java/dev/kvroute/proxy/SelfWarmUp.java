@@ -24,6 +24,7 @@ import io.netty.handler.codec.http.FullHttpResponse;
 import io.netty.handler.codec.http.HttpHeaderNames;
 import io.netty.handler.codec.http.HttpClientCodec;
 import io.netty.handler.codec.http.HttpHeaderValues;
+import io.netty.handler.codec.http.HttpHeaders;
 import io.netty.handler.codec.http.HttpMethod;
 import io.netty.handler.codec.http.HttpObjectAggregator;
 import io.netty.handler.codec.http.HttpResponse;
@@ -32,8 +33,6 @@ import io.netty.handler.codec.http.HttpServerCodec;
 import io.netty.handler.codec.http.HttpUtil;
 import io.netty.handler.codec.http.HttpVersion;
 import java.lang.System.Logger.Level;
-import java.lang.management.CompilationMXBean;
-import java.lang.management.ManagementFactory;
 import java.net.InetSocketAddress;
 import java.net.URI;
 import java.nio.charset.StandardCharsets;
@@ -43,6 +42,7 @@ import java.util.List;
 import java.util.SplittableRandom;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 
@@ -52,14 +52,21 @@ import java.util.concurrent.atomic.AtomicLong;
  * configuration's policy, tokenizer, index page size, limits and timeouts, in front of four zero-cost
  * backends in this process (they answer every chat completion at once, JSON or SSE, with usage), is
  * sent synthetic multi-turn chat requests of 2 to 25 KB over loopback until {@code requests} have
- * been answered and the JIT compilers have gone quiet, or {@code maxTime} has passed. The traffic
- * looks like a real router's where it matters to the compiler: every request ends with a message the
- * token cache has not seen (so the tokenizer's encoder runs, not only the cache), client and backend
- * connections are closed and reopened every {@value #REQUESTS_PER_CONNECTION} requests (accept,
- * pipeline set-up and upstream connect run too), and the backends' models and lengths are discovered
- * from {@code /v1/models} (so the length check runs). Everything it
- * started is closed before it returns; no request reaches a real backend, and nothing it routed stays
- * in the real server's index, token cache or metrics (they belong to the throwaway proxy).
+ * been answered and the JIT's optimizing compiler has little left to do ({@link JitQuiet}), or
+ * {@code maxTime} has passed; then a second, fresh throwaway proxy gets a quarter as many, so that the
+ * branches only a new server takes (its first meters, decisions and connections, no engine load
+ * scraped yet) run in compiled code and are compiled in before {@code /ready}, not after it. The
+ * traffic looks like a real router's where it matters to the compiler: two requests in three end
+ * with a message the token cache has not seen (so the tokenizer's encoder runs), the third is a turn
+ * sent again (the whole prompt cached and matched), later turns extend earlier ones; bodies compact
+ * and spaced as Python's {@code json.dumps} writes them, with and without {@code stream}; request
+ * headers in lower case and capitalized, reply headers as uvicorn and as nginx spell them; streamed
+ * replies in several chunks; client and backend connections are closed and reopened every {@value
+ * #REQUESTS_PER_CONNECTION} requests (accept, pipeline set-up and upstream connect run too), and the
+ * backends' models and lengths are discovered from {@code /v1/models} (so the length check runs).
+ * Everything it started is closed before it returns; no request reaches a real backend, and nothing
+ * it routed stays in the real server's index, token cache or metrics (they belong to the throwaway
+ * proxies).
  *
  * <p>Why: on a one-core router the JIT compiles on the core that serves, so a cold JVM answers its
  * first seconds of traffic several times slower than its steady rate ({@code docs/performance.md},
@@ -108,6 +115,11 @@ public final class SelfWarmUp {
    * @throws IllegalArgumentException if {@code requests < 0} or {@code maxTime} is not positive
    */
   public static Result run(ProxyConfig config, int requests, Duration maxTime) {
+    return run(config, requests, maxTime, JitQuiet::forThisJvm);
+  }
+
+  /** {@link #run(ProxyConfig, int, Duration)} with each phase's end told by a new {@code quiet}. */
+  static Result run(ProxyConfig config, int requests, Duration maxTime, java.util.function.Supplier<JitQuiet> quiet) {
     if (requests < 0) {
       throw new IllegalArgumentException("requests: " + requests + " (expected: >= 0)");
     }
@@ -121,34 +133,50 @@ public final class SelfWarmUp {
     long deadline = start + maxTime.toNanos();
     Transport transport = Transport.best();
     EventLoopGroup backendLoop = transport.group(1);
-    KvrouteServer proxy = null;
     AtomicInteger ok = new AtomicInteger();
     AtomicInteger probes = new AtomicInteger();
     AtomicInteger failed = new AtomicInteger();
     try {
-      ServerBootstrap backends = new ServerBootstrap()
-          .group(backendLoop)
-          .channel(transport.serverChannel())
-          .childHandler(new ChannelInitializer<SocketChannel>() {
-            @Override
-            protected void initChannel(SocketChannel ch) {
-              ch.pipeline().addLast(new HttpServerCodec(), new HttpObjectAggregator(64 << 20), new ZeroCostBackend());
-            }
-          });
       List<URI> urls = new ArrayList<>();
       for (int i = 0; i < BACKENDS; i++) {
-        Channel backend = backends.bind("127.0.0.1", 0).syncUninterruptibly().channel();
+        // half the backends spell their reply headers as vLLM's uvicorn does, half as nginx or Envoy
+        ReplyStyle style = i % 2 == 0 ? ReplyStyle.UVICORN : ReplyStyle.NGINX;
+        Channel backend = new ServerBootstrap()
+            .group(backendLoop)
+            .channel(transport.serverChannel())
+            .childHandler(new ChannelInitializer<SocketChannel>() {
+              @Override
+              protected void initChannel(SocketChannel ch) {
+                ch.pipeline().addLast(new HttpServerCodec(), new HttpObjectAggregator(64 << 20), new ZeroCostBackend(style));
+              }
+            })
+            .bind("127.0.0.1", 0).syncUninterruptibly().channel();
         urls.add(URI.create("http://127.0.0.1:" + ((InetSocketAddress) backend.localAddress()).getPort()));
       }
-      proxy = KvrouteServer.start(throwaway(config, urls));
-      drive(backendLoop, transport, proxy.uri(), requests, deadline, ok, probes, failed);
+      // the first proxy until the request path is compiled; then a fresh one, whose first requests
+      // take the branches only a new server takes (first meters, first decision, no engine load
+      // scraped yet, new connections) in compiled code, so that they deoptimize and are compiled
+      // again here rather than after /ready
+      // (the first may take three quarters of maxTime at most, so that the second runs even when a
+      // busy core cuts the first short)
+      int[] phases = {requests, Math.max(1, requests / 4)};
+      long[] ends = {start + maxTime.toNanos() / 4 * 3, deadline};
+      for (int phase = 0; phase < phases.length && System.nanoTime() < deadline; phase++) {
+        long phaseStart = System.nanoTime();
+        int before = ok.get() + probes.get() + failed.get();
+        KvrouteServer proxy = KvrouteServer.start(throwaway(config, urls));
+        try {
+          drive(backendLoop, transport, proxy.uri(), phases[phase], ends[phase], ok, probes, failed, quiet.get());
+        } finally {
+          proxy.close();
+        }
+        LOG.log(Level.DEBUG, "warm-up phase {0}: {1} answers in {2} ms", phase + 1,
+            ok.get() + probes.get() + failed.get() - before, (System.nanoTime() - phaseStart) / 1_000_000);
+      }
     } catch (RuntimeException e) {
       // a warm-up that cannot run leaves a cold start, not a failed one
       LOG.log(Level.WARNING, "warm-up stopped: " + e);
     } finally {
-      if (proxy != null) {
-        proxy.close();
-      }
       backendLoop.shutdownGracefully(0, 1, TimeUnit.SECONDS).syncUninterruptibly();
     }
     Result r = new Result(ok.get(), probes.get(), failed.get(), Duration.ofNanos(System.nanoTime() - start));
@@ -194,11 +222,11 @@ public final class SelfWarmUp {
 
   /**
    * Sends requests over {@value #CONNECTIONS} keep-alive connections until {@code requests} are
-   * answered and the JIT has been idle for 200 ms, or until {@code deadline}. One request in
-   * {@value #PROBE_EVERY} is a GET of {@code /metrics}, {@code /health} or {@code /ready}: the
-   * Prometheus exposition and the probes run on a real router every few seconds, and left cold they
-   * were compiled after {@code /ready} (the Prometheus text writer's C2 compilation alone took 0.3 s
-   * of the one core).
+   * answered and {@code quiet} says the JIT has finished with them, or until {@code deadline}. One
+   * request in {@value #PROBE_EVERY} is a GET of {@code /metrics}, {@code /health} or {@code /ready}:
+   * the Prometheus exposition and the probes run on a real router every few seconds, and left cold
+   * they were compiled after {@code /ready} (the Prometheus text writer's C2 compilation alone took
+   * 0.3 s of the one core).
    *
    * <p>The client is Netty's ({@code HttpClientCodec} and {@code HttpObjectAggregator}) on the
    * zero-cost backends' event loop, not the JDK's {@code HttpClient}: on a one-core router the client
@@ -208,37 +236,35 @@ public final class SelfWarmUp {
    * Netty client runs code the proxy's upstream side runs too, so compiling it is not wasted.
    */
   private static void drive(EventLoopGroup loop, Transport transport, URI proxy, int requests, long deadline,
-      AtomicInteger ok, AtomicInteger probes, AtomicInteger failed) {
-    List<byte[]> bodies = bodies();
+      AtomicInteger ok, AtomicInteger probes, AtomicInteger failed, JitQuiet quiet) {
+    // hold back while C2 has a backlog only where it shares the one core with the traffic
+    boolean oneCore = Runtime.getRuntime().availableProcessors() < 2;
+    AtomicBoolean holdBack = new AtomicBoolean();
+    List<WarmUpBody> bodies = bodies();
     String host = proxy.getHost() + ":" + proxy.getPort();
     AtomicLong next = new AtomicLong();
+    AtomicBoolean stop = new AtomicBoolean();
     CountDownLatch done = new CountDownLatch(CONNECTIONS);
-    CompilationMXBean jit = ManagementFactory.getCompilationMXBean();
-    boolean jitTimed = jit != null && jit.isCompilationTimeMonitoringSupported();
-    long[] jitQuietSince = {0};
-    long[] lastJitMillis = {-1};
-    java.util.function.Supplier<FullHttpRequest> nextRequest = () -> {
-      if (System.nanoTime() >= deadline) {
-        return null;
-      }
-      long n = next.getAndIncrement();
-      if (n >= requests && (!jitTimed || jitQuiet(jit, lastJitMillis, jitQuietSince))) {
+    java.util.function.BiFunction<Long, HeaderStyle, FullHttpRequest> nextRequest = (n, style) -> {
+      if (stop.get() || System.nanoTime() >= deadline) {
         return null;
       }
       if (n % PROBE_EVERY == PROBE_EVERY / 2) {
         FullHttpRequest probe = new DefaultFullHttpRequest(HttpVersion.HTTP_1_1, HttpMethod.GET,
             PROBES[(int) (n / PROBE_EVERY % PROBES.length)], Unpooled.EMPTY_BUFFER);
-        probe.headers().set(HttpHeaderNames.HOST, host).setInt(HttpHeaderNames.CONTENT_LENGTH, 0);
+        style.headers(probe.headers(), host, -1);
         return probe;
       }
-      byte[] body = withNewMessage(bodies.get((int) (n % bodies.size())), n);
+      WarmUpBody b = bodies.get((int) (n % bodies.size()));
+      // one request in three is a conversation's turn sent again as it was (a retry, a regenerate,
+      // a load generator's fixed set): its whole prompt is in the token cache and in the index
+      byte[] body = n % 3 == 0 ? b.bytes() : withNewMessage(b, n);
       FullHttpRequest req = new DefaultFullHttpRequest(HttpVersion.HTTP_1_1, HttpMethod.POST, "/v1/chat/completions",
           Unpooled.wrappedBuffer(body));
-      req.headers().set(HttpHeaderNames.HOST, host)
-          .set(HttpHeaderNames.CONTENT_TYPE, HttpHeaderValues.APPLICATION_JSON)
-          .setInt(HttpHeaderNames.CONTENT_LENGTH, body.length);
+      style.headers(req.headers(), host, body.length);
       return req;
     };
+    AtomicInteger opened = new AtomicInteger();
     Runnable[] reconnect = {null};
     Bootstrap client = new Bootstrap()
         .group(loop)
@@ -247,8 +273,10 @@ public final class SelfWarmUp {
         .handler(new ChannelInitializer<SocketChannel>() {
           @Override
           protected void initChannel(SocketChannel ch) {
+            HeaderStyle style = HeaderStyle.values()[opened.getAndIncrement() % HeaderStyle.values().length];
             ch.pipeline().addLast(new HttpClientCodec(), new HttpObjectAggregator(1 << 20),
-                new WarmUpClient(nextRequest, ok, probes, failed, done, reconnect[0]));
+                new WarmUpClient(() -> nextRequest.apply(next.getAndIncrement(), style), holdBack, ok, probes, failed,
+                    done, reconnect[0]));
           }
         });
     reconnect[0] = () -> client.connect(proxy.getHost(), proxy.getPort()).addListener((ChannelFutureListener) f -> {
@@ -260,12 +288,29 @@ public final class SelfWarmUp {
     for (int c = 0; c < CONNECTIONS; c++) {
       reconnect[0].run();
     }
+    int first = ok.get() + probes.get() + failed.get();
     try {
-      done.await(Math.max(0, deadline - System.nanoTime()) + TimeUnit.SECONDS.toNanos(11), TimeUnit.NANOSECONDS);
+      while (!done.await(QUIET_POLL_MILLIS, TimeUnit.MILLISECONDS)) {
+        int answered = ok.get() + probes.get() + failed.get() - first;
+        if (System.nanoTime() >= deadline + TimeUnit.SECONDS.toNanos(11)) {
+          break; // the proxy's own timeouts close a stalled connection well before this
+        }
+        if (quiet.poll(answered, System.nanoTime()) && answered >= requests) {
+          stop.set(true);
+        }
+        holdBack.set(oneCore && quiet.backlogged() && !stop.get() && System.nanoTime() < deadline);
+      }
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
+    } finally {
+      holdBack.set(false);
     }
   }
+
+  /** How often the warm-up asks whether the JIT is quiet. */
+  private static final long QUIET_POLL_MILLIS = 50;
+  /** How long a held-back connection waits before it asks again (see {@link JitQuiet#backlogged()}). */
+  private static final long HOLD_BACK_MILLIS = 5;
 
   /**
    * One keep-alive connection of the warm-up's client: sends a request, and the next when the answer
@@ -274,6 +319,7 @@ public final class SelfWarmUp {
    */
   private static final class WarmUpClient extends SimpleChannelInboundHandler<FullHttpResponse> {
     private final java.util.function.Supplier<FullHttpRequest> nextRequest;
+    private final AtomicBoolean holdBack;
     private final AtomicInteger ok;
     private final AtomicInteger probes;
     private final AtomicInteger failed;
@@ -285,9 +331,10 @@ public final class SelfWarmUp {
     /** Whether the request in flight is a GET (a scrape or a probe), not a completion. */
     private boolean probing;
 
-    WarmUpClient(java.util.function.Supplier<FullHttpRequest> nextRequest, AtomicInteger ok, AtomicInteger probes,
-        AtomicInteger failed, CountDownLatch done, Runnable reconnect) {
+    WarmUpClient(java.util.function.Supplier<FullHttpRequest> nextRequest, AtomicBoolean holdBack, AtomicInteger ok,
+        AtomicInteger probes, AtomicInteger failed, CountDownLatch done, Runnable reconnect) {
       this.nextRequest = nextRequest;
+      this.holdBack = holdBack;
       this.ok = ok;
       this.probes = probes;
       this.failed = failed;
@@ -316,6 +363,10 @@ public final class SelfWarmUp {
     }
 
     private void send(ChannelHandlerContext ctx) {
+      if (holdBack.get()) {
+        ctx.executor().schedule(() -> send(ctx), HOLD_BACK_MILLIS, TimeUnit.MILLISECONDS);
+        return;
+      }
       FullHttpRequest req = nextRequest.get();
       if (req == null) {
         ctx.close();
@@ -348,41 +399,95 @@ public final class SelfWarmUp {
     }
   }
 
-  /** Whether the JIT compilers' total time has not grown for 200 ms (checked by every caller). */
-  private static synchronized boolean jitQuiet(CompilationMXBean jit, long[] last, long[] quietSince) {
-    long now = System.nanoTime();
-    long millis = jit.getTotalCompilationTime();
-    if (millis != last[0]) {
-      last[0] = millis;
-      quietSince[0] = now;
-      return false;
+  /**
+   * How a client spells its request headers: HTTP header names are case-insensitive, and the proxy's
+   * header code takes other branches for other spellings, so the warm-up sends the common ones (one
+   * per connection, in turn).
+   */
+  enum HeaderStyle {
+    /** Lower case, as Python's httpx (the OpenAI SDK's transport), h2 clients and Netty's constants. */
+    LOWER {
+      @Override
+      void headers(HttpHeaders h, String host, int length) {
+        h.set(HttpHeaderNames.HOST, host).set(HttpHeaderNames.ACCEPT, "application/json")
+            .set(HttpHeaderNames.USER_AGENT, "OpenAI/Python 1.54.0").set(HttpHeaderNames.AUTHORIZATION, "Bearer EMPTY");
+        body(h, HttpHeaderNames.CONTENT_TYPE, HttpHeaderNames.CONTENT_LENGTH, length);
+      }
+    },
+    /** Capitalized words and nothing else, as curl, wrk and most load generators. */
+    CAPITALIZED {
+      @Override
+      void headers(HttpHeaders h, String host, int length) {
+        h.set("Host", host);
+        body(h, "Content-Type", "Content-Length", length);
+      }
+    },
+    /** Capitalized, with the headers a gateway adds in front of a router. */
+    GATEWAY {
+      @Override
+      void headers(HttpHeaders h, String host, int length) {
+        h.set("Host", host).set("User-Agent", "Go-http-client/1.1").set("Accept", "*/*")
+            .set("X-Forwarded-For", "10.0.0.7").set("X-Request-Id", "warm-up").set("Accept-Encoding", "gzip");
+        body(h, "Content-Type", "Content-Length", length);
+      }
+    };
+
+    abstract void headers(HttpHeaders h, String host, int length);
+
+    /** The body's headers (none for a GET: {@code length < 0}). */
+    private static void body(HttpHeaders h, CharSequence type, CharSequence contentLength, int length) {
+      if (length >= 0) {
+        h.set(type, HttpHeaderValues.APPLICATION_JSON).setInt(contentLength, length);
+      }
     }
-    return now - quietSince[0] >= TimeUnit.MILLISECONDS.toNanos(200);
   }
+
+  /** One of {@link #bodies}: its bytes, and whether they are spaced as Python's {@code json.dumps} writes. */
+  record WarmUpBody(byte[] bytes, boolean spaced) {}
 
   /**
    * 64 chat bodies: 16 sessions of 4 turns on a long system prompt and a growing history (2 to
-   * 25 KB), every fourth streamed, so the policy sees shared prefixes and both relay paths run.
+   * 25 KB), so the policy sees shared prefixes and later turns extend earlier ones, and both relay
+   * paths run. Written as clients write them: every other session spaced as Python's {@code
+   * json.dumps} ({@code ", "} and {@code ": "}), the others compact; {@code stream} true on a
+   * session's last turn, false on its first, absent on the others; some with sampling parameters and
+   * a {@code user}; {@code max_tokens} of 2 to 4 digits.
    */
-  static List<byte[]> bodies() {
+  static List<WarmUpBody> bodies() {
     SplittableRandom r = new SplittableRandom(18);
-    List<byte[]> out = new ArrayList<>();
+    List<WarmUpBody> out = new ArrayList<>();
     for (int s = 0; s < 16; s++) {
-      StringBuilder history = new StringBuilder("[{\"role\":\"system\",\"content\":\"You are assistant " + s + ". ")
-          .append(text(r, 300)).append("\"}");
+      boolean spaced = s % 2 == 1;
+      String c = spaced ? ", " : ",";
+      String k = spaced ? "\": " : "\":";
+      StringBuilder history = new StringBuilder("[{\"role" + k + "\"system\"" + c + "\"content" + k + "\"You are assistant ")
+          .append(s).append(". ").append(text(r, 300)).append("\"}");
       for (int t = 0; t < 2 * s; t++) {
-        history.append(",{\"role\":\"").append(t % 2 == 0 ? "user" : "assistant").append("\",\"content\":\"")
-            .append(text(r, 150)).append("\"}");
+        history.append(c).append(message(t % 2 == 0 ? "user" : "assistant", text(r, 150), spaced));
       }
       for (int turn = 0; turn < 4; turn++) {
-        history.append(",{\"role\":\"user\",\"content\":\"").append(text(r, 80)).append("\"}");
-        String body = "{\"model\":\"" + MODEL + "\",\"max_tokens\":16,\"stream\":" + (turn == 3)
-            + ",\"messages\":" + history + "]}";
-        out.add(body.getBytes(StandardCharsets.UTF_8));
-        history.append(",{\"role\":\"assistant\",\"content\":\"").append(text(r, 40)).append("\"}");
+        history.append(c).append(message("user", text(r, 80), spaced));
+        StringBuilder body = new StringBuilder("{\"model" + k + "\"" + MODEL + "\"" + c + "\"messages" + k)
+            .append(history).append("]");
+        body.append(c).append("\"max_tokens" + k).append(s % 3 == 0 ? 16 : s % 3 == 1 ? 256 : 1024);
+        if (turn == 3 || turn == 0) {
+          body.append(c).append("\"stream" + k).append(turn == 3);
+        }
+        if (s % 4 == 2) {
+          body.append(c).append("\"temperature" + k + "0.7").append(c).append("\"top_p" + k + "0.95");
+        } else if (s % 4 == 3) {
+          body.append(c).append("\"user" + k + "\"session-").append(s).append("\"");
+        }
+        out.add(new WarmUpBody(body.append("}").toString().getBytes(StandardCharsets.UTF_8), spaced));
+        history.append(c).append(message("assistant", text(r, 40), spaced));
       }
     }
     return out;
+  }
+
+  private static String message(String role, String content, boolean spaced) {
+    String k = spaced ? "\": " : "\":";
+    return "{\"role" + k + "\"" + role + "\"" + (spaced ? ", " : ",") + "\"content" + k + "\"" + content + "\"}";
   }
 
   /**
@@ -390,13 +495,25 @@ public final class SelfWarmUp {
    * messages, different for every {@code n}: as in real traffic, each request brings text the token
    * cache has not seen, so the tokenizer's encoder is compiled too, not only the cache's hits.
    */
-  static byte[] withNewMessage(byte[] body, long n) {
-    byte[] tail = (",{\"role\":\"user\",\"content\":\"" + text(new SplittableRandom(n), 20) + "\"}]}")
+  static byte[] withNewMessage(WarmUpBody body, long n) {
+    byte[] b = body.bytes();
+    int end = lastIndexOf(b, (byte) ']'); // the messages' end: no other field holds a ']'
+    byte[] tail = ((body.spaced() ? ", " : ",") + message("user", text(new SplittableRandom(n), 20), body.spaced()))
         .getBytes(StandardCharsets.UTF_8);
-    int keep = body.length - 2; // the body ends with the messages' "]" and the object's "}"
-    byte[] out = java.util.Arrays.copyOf(body, keep + tail.length);
-    System.arraycopy(tail, 0, out, keep, tail.length);
+    byte[] out = new byte[b.length + tail.length];
+    System.arraycopy(b, 0, out, 0, end);
+    System.arraycopy(tail, 0, out, end, tail.length);
+    System.arraycopy(b, end, out, end + tail.length, b.length - end);
     return out;
+  }
+
+  private static int lastIndexOf(byte[] b, byte x) {
+    for (int i = b.length - 1; i >= 0; i--) {
+      if (b[i] == x) {
+        return i;
+      }
+    }
+    throw new IllegalArgumentException("no ']' in the body");
   }
 
   private static String text(SplittableRandom r, int words) {
@@ -412,29 +529,53 @@ public final class SelfWarmUp {
 
   /**
    * Answers like a vLLM server at zero cost: {@code /health}, {@code /v1/models} (one model,
-   * {@value #MODEL}), a {@code /metrics} of an idle engine, and every other request a completion of one token
-   * with usage, as JSON or (when the body asks to stream) as SSE with a usage chunk and {@code [DONE]}.
+   * {@value #MODEL}), a {@code /metrics} of an idle engine, and every other request a completion
+   * with usage (counts of 1 to 5 digits), as JSON or (when the body asks to stream) as SSE: {@value
+   * #STREAMED_CHUNKS} content chunks, each flushed on its own, then a usage chunk and {@code [DONE]};
+   * its headers spelled as {@code style} says.
    */
   private static final class ZeroCostBackend extends SimpleChannelInboundHandler<FullHttpRequest> {
+    /** Content chunks of a streamed reply before its usage chunk, each flushed on its own as an engine's tokens. */
+    static final int STREAMED_CHUNKS = 8;
+    private final ReplyStyle style;
     /** Completions answered on this connection; every {@value #REQUESTS_PER_CONNECTION}th closes it. */
     private int answered;
+
+    ZeroCostBackend(ReplyStyle style) {
+      this.style = style;
+    }
 
     private static final byte[] MODELS = ("{\"object\":\"list\",\"data\":[{\"id\":\"" + MODEL
         + "\",\"object\":\"model\",\"owned_by\":\"vllm\",\"max_model_len\":131072}]}").getBytes(StandardCharsets.UTF_8);
     /** An idle engine's load, so that load scraping reads it (and logs no warning about it). */
     private static final byte[] METRICS = ("vllm:num_requests_running{model_name=\"" + MODEL + "\"} 0.0\n"
         + "vllm:num_requests_waiting{model_name=\"" + MODEL + "\"} 0.0\n").getBytes(StandardCharsets.UTF_8);
-    private static final byte[] COMPLETION = ("{\"id\":\"chatcmpl-0\",\"object\":\"chat.completion\",\"created\":1,"
-        + "\"model\":\"" + MODEL + "\",\"choices\":[{\"index\":0,\"message\":{\"role\":\"assistant\",\"content\":\"ok\"},"
-        + "\"finish_reason\":\"length\"}],\"usage\":{\"prompt_tokens\":5000,\"completion_tokens\":1,"
-        + "\"total_tokens\":5001,\"prompt_tokens_details\":{\"cached_tokens\":0}}}").getBytes(StandardCharsets.UTF_8);
+    /**
+     * Completions with usage counts of 1 to 5 digits, as real replies' vary; most without {@code
+     * prompt_tokens_details} (vLLM's default), one with a cache hit as large as the prompt (vLLM with
+     * {@code --enable-prompt-tokens-details}). Never {@code cached_tokens: 0} on a long prompt: the
+     * index's usage correction would then empty the backend's view after every reply, a path real
+     * traffic hardly takes.
+     */
+    private static final byte[][] COMPLETIONS = {completion(5000, 1, -1), completion(23817, 16, 23808),
+        completion(812, 256, -1), completion(14, 1024, -1)};
     private static final byte[] CHUNK = ("data: {\"id\":\"chatcmpl-0\",\"object\":\"chat.completion.chunk\",\"created\":1,"
         + "\"model\":\"" + MODEL + "\",\"choices\":[{\"index\":0,\"delta\":{\"content\":\"ok\"},\"finish_reason\":null}]}\n\n")
         .getBytes(StandardCharsets.UTF_8);
     private static final byte[] USAGE = ("data: {\"id\":\"chatcmpl-0\",\"object\":\"chat.completion.chunk\",\"created\":1,"
-        + "\"model\":\"" + MODEL + "\",\"choices\":[],\"usage\":{\"prompt_tokens\":5000,\"completion_tokens\":1,"
-        + "\"total_tokens\":5001,\"prompt_tokens_details\":{\"cached_tokens\":0}}}\n\ndata: [DONE]\n\n")
+        + "\"model\":\"" + MODEL + "\",\"choices\":[],\"usage\":{\"prompt_tokens\":5000,\"completion_tokens\":8,"
+        + "\"total_tokens\":5008}}\n\ndata: [DONE]\n\n")
         .getBytes(StandardCharsets.UTF_8);
+
+    /** A completion's JSON; {@code cached < 0}: no {@code prompt_tokens_details}. */
+    private static byte[] completion(int prompt, int completion, int cached) {
+      return ("{\"id\":\"chatcmpl-0\",\"object\":\"chat.completion\",\"created\":1,"
+          + "\"model\":\"" + MODEL + "\",\"choices\":[{\"index\":0,\"message\":{\"role\":\"assistant\",\"content\":\"ok\"},"
+          + "\"finish_reason\":\"length\"}],\"usage\":{\"prompt_tokens\":" + prompt + ",\"completion_tokens\":" + completion
+          + ",\"total_tokens\":" + (prompt + completion)
+          + (cached < 0 ? "" : ",\"prompt_tokens_details\":{\"cached_tokens\":" + cached + "}") + "}}")
+          .getBytes(StandardCharsets.UTF_8);
+    }
 
     @Override
     protected void channelRead0(ChannelHandlerContext ctx, FullHttpRequest req) {
@@ -447,24 +588,33 @@ public final class SelfWarmUp {
         full(ctx, "text/plain", new byte[0]);
       } else if (path.startsWith("/tokenize")) {
         full(ctx, "application/json", tokens(req)); // --tokenizer engine warms up too
-      } else if (req.content().toString(StandardCharsets.UTF_8).contains("\"stream\":true")) {
+      } else if (streams(req.content())) {
         HttpResponse head = new DefaultHttpResponse(HttpVersion.HTTP_1_1, HttpResponseStatus.OK);
-        head.headers().set(HttpHeaderNames.CONTENT_TYPE, "text/event-stream")
-            .set(HttpHeaderNames.TRANSFER_ENCODING, HttpHeaderValues.CHUNKED);
+        style.head(head.headers(), "text/event-stream; charset=utf-8", -1);
         ctx.write(head);
-        ctx.write(new DefaultHttpContent(Unpooled.wrappedBuffer(CHUNK)));
+        for (int i = 0; i < STREAMED_CHUNKS; i++) {
+          ctx.writeAndFlush(new DefaultHttpContent(Unpooled.wrappedBuffer(CHUNK)));
+        }
         ctx.writeAndFlush(new io.netty.handler.codec.http.DefaultLastHttpContent(Unpooled.wrappedBuffer(USAGE)));
-      } else if (++answered % REQUESTS_PER_CONNECTION == 0) {
-        // the proxy then opens a new upstream connection, as after an engine's keep-alive limit
-        ByteBuf content = Unpooled.wrappedBuffer(COMPLETION);
-        FullHttpResponse r = new DefaultFullHttpResponse(HttpVersion.HTTP_1_1, HttpResponseStatus.OK, content);
-        r.headers().set(HttpHeaderNames.CONTENT_TYPE, "application/json")
-            .setInt(HttpHeaderNames.CONTENT_LENGTH, COMPLETION.length)
-            .set(HttpHeaderNames.CONNECTION, HttpHeaderValues.CLOSE);
-        ctx.writeAndFlush(r).addListener(ChannelFutureListener.CLOSE);
       } else {
-        full(ctx, "application/json", COMPLETION);
+        byte[] completion = COMPLETIONS[answered % COMPLETIONS.length];
+        ByteBuf content = Unpooled.wrappedBuffer(completion);
+        FullHttpResponse r = new DefaultFullHttpResponse(HttpVersion.HTTP_1_1, HttpResponseStatus.OK, content);
+        style.head(r.headers(), "application/json", completion.length);
+        if (++answered % REQUESTS_PER_CONNECTION == 0) {
+          // the proxy then opens a new upstream connection, as after an engine's keep-alive limit
+          r.headers().set(HttpHeaderNames.CONNECTION, HttpHeaderValues.CLOSE);
+          ctx.writeAndFlush(r).addListener(ChannelFutureListener.CLOSE);
+        } else {
+          ctx.writeAndFlush(r);
+        }
       }
+    }
+
+    /** Whether a chat body asks to stream, compact or spaced ({@code "stream":true}, {@code "stream": true}). */
+    private static boolean streams(ByteBuf body) {
+      String s = body.toString(StandardCharsets.UTF_8);
+      return s.contains("\"stream\":true") || s.contains("\"stream\": true");
     }
 
     @Override
@@ -485,11 +635,46 @@ public final class SelfWarmUp {
       return sb.append("]}").toString().getBytes(StandardCharsets.UTF_8);
     }
 
-    private static void full(ChannelHandlerContext ctx, String type, byte[] body) {
+    private void full(ChannelHandlerContext ctx, String type, byte[] body) {
       ByteBuf content = Unpooled.wrappedBuffer(body);
       FullHttpResponse r = new DefaultFullHttpResponse(HttpVersion.HTTP_1_1, HttpResponseStatus.OK, content);
-      r.headers().set(HttpHeaderNames.CONTENT_TYPE, type).setInt(HttpHeaderNames.CONTENT_LENGTH, body.length);
+      style.head(r.headers(), type, body.length);
       ctx.writeAndFlush(r);
     }
+  }
+
+  /** How a backend spells its reply headers (case-insensitive in HTTP, other branches in the proxy). */
+  enum ReplyStyle {
+    /** vLLM's and SGLang's server (uvicorn, h11): lower case, {@code date} and {@code server} first. */
+    UVICORN {
+      @Override
+      void head(HttpHeaders h, String type, int length) {
+        h.set("date", DATE).set("server", "uvicorn");
+        if (length >= 0) {
+          h.setInt("content-length", length);
+        } else {
+          h.set("transfer-encoding", "chunked");
+        }
+        h.set("content-type", type);
+      }
+    },
+    /** nginx, Envoy and most proxies in front of engines: capitalized, with {@code Connection}. */
+    NGINX {
+      @Override
+      void head(HttpHeaders h, String type, int length) {
+        h.set("Server", "nginx").set("Date", DATE).set("Content-Type", type);
+        if (length >= 0) {
+          h.setInt("Content-Length", length);
+        } else {
+          h.set("Transfer-Encoding", "chunked");
+        }
+        h.set("Connection", "keep-alive");
+      }
+    };
+
+    private static final String DATE = "Wed, 02 Dec 2026 07:00:00 GMT";
+
+    /** The reply's headers: {@code length < 0} for a chunked (streamed) reply. */
+    abstract void head(HttpHeaders h, String type, int length);
   }
 }

@@ -62,11 +62,16 @@ final class AdminApiIT {
           "{\"url\":\"" + other.uri() + "\",\"name\":123}",
           "{\"url\":\"" + other.uri() + "\",\"capacityTokens\":\"lots\"}",
           "{\"url\":\"" + other.uri() + "\",\"capacityTokens\":1e30}",
-          "{\"url\":\"" + other.uri() + "\",\"capacityTokens\":99999999999999}")) {
+          "{\"url\":\"" + other.uri() + "\",\"capacityTokens\":99999999999999}",
+          "{\"url\":\"" + other.uri() + "\",\"capacityToken\":1000}",
+          "{\"url\":\"" + other.uri() + "\",\"models\":[\"m\"]}")) {
         HttpResponse<String> r = send(admin, "POST", "/admin/backends", bad, auth);
         assertThat(r.statusCode()).as(bad).isEqualTo(400);
         assertThat(r.body()).as(bad).doesNotContain("Exception").doesNotContain("pw");
       }
+      // a misspelt or unsupported field was ignored (the backend added without it) and is now named
+      assertThat(send(admin, "POST", "/admin/backends", "{\"url\":\"" + other.uri() + "\",\"capacityToken\":1000}", auth)
+          .body()).contains("capacityToken: unknown key (expected one of: capacityTokens, name, url)");
       assertThat(router.backends()).hasSize(1);
       assertThat(send(admin, "POST", "/admin/backends", "{\"url\":\"" + backend.uri() + "/\"}", auth).statusCode())
           .as("the same engine with a trailing slash").isEqualTo(409);

@@ -82,6 +82,20 @@ final class EngineTokenRequestTest {
   }
 
   @Test
+  void addSpecialTokensNoWasLeftOutThoughTheEngineReadsItAsFalse() throws Exception {
+    for (String no : new String[] {"\"no\"", "\"OFF\"", "0", "0.0", "false"}) {
+      String body = "{\"model\":\"m\",\"prompt\":\"hi\",\"add_special_tokens\":" + no + "}";
+      EngineTokenRequest r = EngineTokenRequest.of(view(Endpoint.COMPLETIONS, body), "m");
+      assertThat(JSON.readTree(r.body()).get("add_special_tokens")).as(no).isEqualTo(JSON.readTree("false"));
+      assertThat(r.key()).as(no).isEqualTo(EngineTokenRequest.of(view(Endpoint.COMPLETIONS,
+          "{\"model\":\"m\",\"prompt\":\"hi\",\"add_special_tokens\":false}"), "m").key());
+    }
+    String yes = "{\"model\":\"m\",\"prompt\":\"hi\",\"add_special_tokens\":\"Yes\"}";
+    assertThat(JSON.readTree(EngineTokenRequest.of(view(Endpoint.COMPLETIONS, yes), "m").body())
+        .get("add_special_tokens").asBoolean()).isTrue();
+  }
+
+  @Test
   void tokenIdsAndPromptListsAreNotSent() throws Exception {
     assertThat(EngineTokenRequest.of(view(Endpoint.COMPLETIONS, "{\"model\":\"m\",\"prompt\":[1,2,3]}"), "m")).isNull();
     assertThat(EngineTokenRequest.of(view(Endpoint.COMPLETIONS, "{\"model\":\"m\",\"prompt\":[\"a\",\"b\"]}"), "m"))

@@ -111,11 +111,81 @@ final class EngineTokenizerTest {
   void anErrorOrAnAnswerWithoutTokensFallsBack() throws Exception {
     engine.next = answer(500, "{\"error\":{\"message\":\"boom\"}}");
     assertThat(ask(request(CHAT), List.of(backend("a")))[0]).isNull();
-    engine.next = answer(200, "{\"count\":0,\"tokens\":[]}");
+    engine.next = answer(200, "{\"count\":0,\"tokens\":[]}"); // "hi" has text: [] is not its tokens
     assertThat(ask(request(CHAT), List.of(backend("a")))[0]).isNull();
     engine.next = answer(200, "<html>");
     assertThat(ask(request(CHAT), List.of(backend("a")))[0]).isNull();
     assertThat(fallbacks("error")).isEqualTo(3);
+  }
+
+  @Test
+  void anEmptyAnswerForAnEmptyPromptWasAnErrorAndIsAnAnswer() throws Exception {
+    engine.next = answer(200, "{\"count\":0,\"max_model_len\":4096,\"tokens\":[],\"token_strs\":null}");
+    EngineTokenRequest completion = EngineTokenRequest.of(
+        EngineTokenRequestTest.view(Endpoint.COMPLETIONS, "{\"model\":\"m\",\"prompt\":\"\",\"add_special_tokens\":false}"), "m");
+    assertThat(ask(completion, List.of(backend("a")))[0]).isEmpty();
+    EngineTokenRequest chat = request("{\"model\":\"m\",\"messages\":[{\"role\":\"user\",\"content\":\"\"},"
+        + "{\"role\":\"user\",\"content\":[{\"type\":\"text\",\"text\":\"\"}]}]}");
+    assertThat(ask(chat, List.of(backend("a")))[0]).isEmpty();
+    assertThat(fallbacks("error")).isZero();
+    assertThat(registry.get("kvroute.tokenizer.engine.call").timer().count()).isEqualTo(2);
+    // cached as any answer: not asked again
+    assertThat(ask(chat, List.of(backend("a")))[0]).isEmpty();
+    assertThat(engine.asked).hasSize(2);
+    // tools make text even around empty messages
+    EngineTokenRequest tools = request("{\"model\":\"m\",\"messages\":[{\"role\":\"user\",\"content\":\"\"}],"
+        + "\"tools\":[{\"type\":\"function\",\"function\":{\"name\":\"f\"}}]}");
+    assertThat(ask(tools, List.of(backend("a")))[0]).isNull();
+    assertThat(fallbacks("error")).isEqualTo(1);
+  }
+
+  @Test
+  void anOverlongAnswerWasBelievedAndFallsBackCountedAndLoggedOncePerBackend() throws Exception {
+    EngineTokenRequest r = request(CHAT);
+    long bound = EngineTokenizer.maxTokens(r);
+    assertThat(bound).isEqualTo(r.body().length + EngineTokenizer.TEMPLATE_TOKENS);
+    engine.next = answer(200, tokens((int) bound));
+    assertThat(ask(r, List.of(backend("a")))[0]).as("at the bound: believed").hasSize((int) bound);
+
+    EngineTokenRequest other = request("{\"model\":\"m\",\"messages\":[{\"role\":\"user\",\"content\":\"ho\"}]}");
+    engine.next = answer(200, tokens((int) EngineTokenizer.maxTokens(other) + 1));
+    java.util.logging.Logger jul = java.util.logging.Logger.getLogger(EngineTokenizer.class.getName());
+    List<String> logged = new ArrayList<>();
+    java.util.logging.Handler h = new java.util.logging.Handler() {
+      @Override
+      public void publish(java.util.logging.LogRecord rec) {
+        logged.add(rec.getMessage());
+      }
+
+      @Override
+      public void flush() {}
+
+      @Override
+      public void close() {}
+    };
+    jul.addHandler(h);
+    try {
+      for (String b : new String[] {"a", "a", "b", "a"}) {
+        assertThat(ask(other, List.of(backend(b)))[0]).as(b).isNull();
+      }
+      now.addAndGet(java.util.concurrent.TimeUnit.MINUTES.toNanos(1));
+      assertThat(ask(other, List.of(backend("a")))[0]).isNull();
+    } finally {
+      jul.removeHandler(h);
+    }
+    assertThat(fallbacks("overlong")).isEqualTo(5);
+    assertThat(logged).hasSize(3).allSatisfy(m -> assertThat(m).contains("tokens for a").contains("overlong"));
+    assertThat(logged.get(0)).startsWith("tokenizer engine: a/tokenize answered");
+    assertThat(logged.get(1)).startsWith("tokenizer engine: b/tokenize answered");
+    assertThat(engine.asked).hasSize(6); // an overlong answer is not cached
+  }
+
+  private static String tokens(int n) {
+    StringBuilder sb = new StringBuilder("{\"count\":").append(n).append(",\"tokens\":[");
+    for (int i = 0; i < n; i++) {
+      sb.append(i == 0 ? "" : ",").append(i % 1000);
+    }
+    return sb.append("]}").toString();
   }
 
   @Test

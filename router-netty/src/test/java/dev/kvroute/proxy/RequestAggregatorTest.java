@@ -161,6 +161,24 @@ final class RequestAggregatorTest {
   }
 
   @Test
+  void http2RequestLineWasServedAsHttp11AndIsNow505() {
+    for (String version : List.of("HTTP/2.0", "HTTP/3.0", "HTTP/0.9")) {
+      assertThat(statusOf("GET /health " + version + "\r\nHost: a\r\n\r\n")).as(version).isEqualTo(505);
+    }
+    assertThat(statusOf("GET /health HTTP/1.2\r\nHost: a\r\n\r\n")).as("a later 1.x is 1.1").isZero();
+    in("POST /v1/embeddings HTTP/2.0\r\nHost: x\r\nContent-Length: 2\r\n\r\n{}");
+    RejectedRequest r = ch.readInbound();
+    var resp = r.response(ch.alloc());
+    try {
+      assertThat(resp.protocolVersion().text()).isEqualTo("HTTP/1.1");
+      assertThat(resp.content().toString(StandardCharsets.UTF_8)).contains("\"type\":\"HTTPVersionNotSupportedError\"")
+          .contains("HTTP version HTTP/2.0");
+    } finally {
+      resp.release();
+    }
+  }
+
+  @Test
   void transferCodingOtherThanChunkedAloneWasForwardedAndIsNowRefused() {
     String chunks = "2\r\n{}\r\n0\r\n\r\n";
     String head = "POST /v1/embeddings HTTP/1.1\r\nHost: x\r\n";

@@ -5,7 +5,10 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.kvroute.proxy.config.BackendConfig;
 import dev.kvroute.proxy.config.ProxyConfig;
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
 import java.net.URI;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.List;
 import org.junit.jupiter.api.Test;
@@ -20,12 +23,52 @@ final class SelfWarmUpTest {
         .withBackendUrls(List.of(URI.create("http://127.0.0.1:9")))
         .withPort(0)
         .withAdminPort(-1);
-    SelfWarmUp.Result r = SelfWarmUp.run(real, 600, Duration.ofMinutes(2));
+    // ended by the count alone (each phase's JIT quiet is the product's, not this test's; on a busy
+    // machine it can take the whole two minutes)
+    SelfWarmUp.Result r = SelfWarmUp.run(real, 600, Duration.ofMinutes(2), () -> new JitQuiet(null, null));
     // every request (JSON and SSE, through parse, tokenize, index, policy and both relays) came back 200
-    assertThat(r.requests() + r.probes()).isGreaterThanOrEqualTo(600);
+    // both phases: 600 on the first throwaway proxy, 150 on the fresh one
+    assertThat(r.requests() + r.probes()).isGreaterThanOrEqualTo(750);
     assertThat(r.failed()).isZero();
     // and one in PROBE_EVERY was a scrape or a probe, answered 200 as well (/metrics, then /health)
     assertThat(r.probes()).isGreaterThanOrEqualTo(600 / SelfWarmUp.PROBE_EVERY);
+  }
+
+  @Test
+  void theBodiesAreWrittenAsClientsWriteThemAndANewMessageGoesLast() throws Exception {
+    ObjectMapper json = new ObjectMapper();
+    List<SelfWarmUp.WarmUpBody> bodies = SelfWarmUp.bodies();
+    assertThat(bodies).hasSize(64);
+    int spaced = 0;
+    int streamed = 0;
+    int noStream = 0;
+    for (SelfWarmUp.WarmUpBody b : bodies) {
+      String text = new String(b.bytes(), StandardCharsets.UTF_8);
+      JsonNode root = json.readTree(b.bytes());
+      assertThat(text.contains("\"messages\": [")).isEqualTo(b.spaced());
+      spaced += b.spaced() ? 1 : 0;
+      streamed += root.path("stream").asBoolean() ? 1 : 0;
+      noStream += root.has("stream") ? 0 : 1;
+      JsonNode messages = root.get("messages");
+      JsonNode grown = json.readTree(SelfWarmUp.withNewMessage(b, 7));
+      // the same body with one user message more, at the end, spaced as the rest
+      assertThat(grown.get("messages")).hasSize(messages.size() + 1);
+      assertThat(grown.get("messages").get(messages.size()).get("role").asText()).isEqualTo("user");
+      com.fasterxml.jackson.databind.node.ObjectNode grownRest = (com.fasterxml.jackson.databind.node.ObjectNode) grown;
+      com.fasterxml.jackson.databind.node.ObjectNode rest = root.deepCopy();
+      grownRest.remove("messages");
+      rest.remove("messages");
+      assertThat(grownRest.equals(rest)).as("fields other than messages").isTrue();
+      assertThat(new String(SelfWarmUp.withNewMessage(b, 7), StandardCharsets.UTF_8).contains("}, {\"role\": \"user\""))
+          .isEqualTo(b.spaced());
+    }
+    assertThat(spaced).isEqualTo(32);
+    assertThat(streamed).isEqualTo(16);
+    assertThat(noStream).isEqualTo(32);
+    // later turns of a session extend its earlier ones (the conversation comes back)
+    String first = json.readTree(bodies.get(4).bytes()).get("messages").toString();
+    String second = json.readTree(bodies.get(5).bytes()).get("messages").toString();
+    assertThat(second).startsWith(first.substring(0, first.length() - 1));
   }
 
   @Test

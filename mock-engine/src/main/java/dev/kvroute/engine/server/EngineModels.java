@@ -1,6 +1,7 @@
 package dev.kvroute.engine.server;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import dev.kvroute.core.request.LaxBoolean;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -83,7 +84,13 @@ final class EngineModels {
     if (name == null || path == null) {
       return error(400, "InvalidUserInput", "Both 'lora_name' and 'lora_path' must be provided.");
     }
-    boolean inplace = body.path("load_inplace").asBoolean(false);
+    JsonNode inplaceNode = body.get("load_inplace"); // load_inplace: bool = False, read as pydantic's lax bool
+    LaxBoolean.Result inplaceLax = inplaceNode == null ? null : LaxBoolean.of(inplaceNode);
+    if (inplaceLax != null && !inplaceLax.ok()) {
+      return error(400, Responses.BAD_REQUEST,
+          LaxBoolean.validationError("load_inplace", inplaceNode, inplaceLax.failure()));
+    }
+    boolean inplace = inplaceLax != null && inplaceLax.value();
     if (!inplace && adapters.containsKey(name)) {
       return error(400, "InvalidUserInput", "The lora adapter '" + name + "' has already been loaded. If you"
           + " want to load the adapter in place, set 'load_inplace' to True.");

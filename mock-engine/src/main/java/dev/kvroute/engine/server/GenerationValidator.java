@@ -10,6 +10,7 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.kvroute.core.request.Endpoint;
 import dev.kvroute.core.request.InvalidRequestException;
 import dev.kvroute.core.request.JsonContentType;
+import dev.kvroute.core.request.LaxBoolean;
 import dev.kvroute.core.request.LaxInteger;
 import dev.kvroute.core.request.PromptSegment;
 import dev.kvroute.core.request.RequestParser;
@@ -20,7 +21,6 @@ import dev.kvroute.core.tokenize.PromptTokenizer;
 import java.io.IOException;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Locale;
 import java.util.Objects;
 import java.util.function.Function;
 
@@ -165,6 +165,7 @@ final class GenerationValidator {
         throw Rejection.badRequest(LaxInteger.validationError("priority", priority, p.failure()), null);
       }
     }
+    checkBooleans(endpoint, root);
     JsonNode model = root.get("model");
     String modelName = model == null || model.isNull() ? null : model.asText();
     String lora = null;
@@ -183,7 +184,7 @@ final class GenerationValidator {
     long seed;
     Integer maxTokensField;
     try {
-      stream = bool(root, "stream", false);
+      stream = bool(root, "stream", false);  // checked by checkBooleans
       n = integer(root, "n", 1, Integer.MIN_VALUE);
       if (n < 1) {
         // SamplingParams._verify_args (a ValueError, answered 400 BadRequestError)
@@ -200,8 +201,10 @@ final class GenerationValidator {
         number(root, field);
       }
       integer(root, "top_k", 0, Integer.MIN_VALUE);
-      JsonNode seedNode = root.get("seed");
-      seed = seedNode == null || seedNode.isNull() ? 0 : seedNode.asLong();
+      // seed: Optional[int] within the 64-bit range, logprobs (completions) / top_logprobs (chat): Optional[int];
+      // asLong() read "abc" as 0 and 1.5 as 1
+      seed = optionalLong(root, "seed");
+      optionalLong(root, endpoint == Endpoint.COMPLETIONS ? "logprobs" : "top_logprobs");
       maxTokensField = null;
       if (endpoint == Endpoint.CHAT_COMPLETIONS && present(root, "max_completion_tokens")) {
         maxTokensField = integer(root, "max_completion_tokens", 0, 0);
@@ -216,8 +219,9 @@ final class GenerationValidator {
     if (hasStreamOptions && !stream) {
       throw Rejection.badRequest("Stream options can only be defined when `stream=True`.", "stream_options");
     }
-    boolean includeUsage = hasStreamOptions && streamOptions.path("include_usage").asBoolean(true);
-    boolean continuousUsage = hasStreamOptions && streamOptions.path("continuous_usage_stats").asBoolean(false);
+    // Optional[bool] = True / False: absent is the default, null is None (falsy)
+    boolean includeUsage = hasStreamOptions && bool(streamOptions, "include_usage", true);
+    boolean continuousUsage = hasStreamOptions && bool(streamOptions, "continuous_usage_stats", false);
 
     List<int[]> prompts;
     try {
@@ -418,15 +422,87 @@ final class GenerationValidator {
     return v != null && !v.isNull();
   }
 
-  private static boolean bool(JsonNode root, String field, boolean dflt) {
-    JsonNode v = root.get(field);
-    if (v == null || v.isNull()) {
+  /**
+   * The {@code bool} fields of vLLM's request models ({@code ChatCompletionRequest}, {@code
+   * CompletionRequest} and {@code StreamOptions} in {@code vllm/entrypoints/openai/protocol.py}) that
+   * refuse {@code null} ({@code bool = ...}); the others are {@code Optional[bool]}.
+   */
+  private static final List<String> BOOLEANS = List.of("use_beam_search", "include_stop_str_in_output",
+      "ignore_eos", "skip_special_tokens", "spaces_between_special_tokens", "add_special_tokens");
+  private static final List<String> CHAT_BOOLEANS = List.of("echo", "add_generation_prompt",
+      "continue_final_message");
+  private static final List<String> OPTIONAL_BOOLEANS = List.of("stream", "return_tokens_as_token_ids",
+      "return_token_ids");
+  private static final List<String> CHAT_OPTIONAL_BOOLEANS = List.of("logprobs", "parallel_tool_calls");
+  private static final List<String> COMPLETION_OPTIONAL_BOOLEANS = List.of("echo");
+  private static final List<String> STREAM_OPTIONS_BOOLEANS = List.of("include_usage", "continuous_usage_stats");
+
+  /**
+   * Checks every {@code bool} field of the endpoint's request model as pydantic's lax mode does
+   * ({@link LaxBoolean}: {@code "yes"}, {@code 1}, {@code "off"} are booleans; {@code "x"}, {@code 2},
+   * {@code 0.5} are not; {@code null} only where the field is optional), before the model is looked
+   * up, as FastAPI validates the body first.
+   *
+   * @throws Rejection 400 with FastAPI's validation text at the first refused field
+   */
+  private static void checkBooleans(Endpoint endpoint, JsonNode root) throws Rejection {
+    boolean chat = endpoint == Endpoint.CHAT_COMPLETIONS;
+    for (String f : BOOLEANS) {
+      checkBoolean(root, f, f, false);
+    }
+    for (String f : chat ? CHAT_BOOLEANS : List.<String>of()) {
+      checkBoolean(root, f, f, false);
+    }
+    for (String f : OPTIONAL_BOOLEANS) {
+      checkBoolean(root, f, f, true);
+    }
+    for (String f : chat ? CHAT_OPTIONAL_BOOLEANS : COMPLETION_OPTIONAL_BOOLEANS) {
+      checkBoolean(root, f, f, true);
+    }
+    JsonNode so = root.get("stream_options");
+    if (so != null && !so.isNull()) {
+      if (!so.isObject()) {
+        throw Rejection.badRequest(LaxInteger.validationError("stream_options", so, "model_type",
+            "Input should be a valid dictionary or instance of StreamOptions"), null);
+      }
+      for (String f : STREAM_OPTIONS_BOOLEANS) {
+        checkBoolean(so, f, "stream_options." + f, true);
+      }
+    }
+  }
+
+  /**
+   * Checks the {@code bool} fields of vLLM's {@code TokenizeCompletionRequest} / {@code
+   * TokenizeChatRequest} ({@code add_special_tokens}; for chat {@code add_generation_prompt} and
+   * {@code continue_final_message}; the optional {@code return_token_strs}) as {@link #checkBooleans}.
+   */
+  static void checkTokenizeBooleans(boolean chat, JsonNode root) throws Rejection {
+    checkBoolean(root, "add_special_tokens", "add_special_tokens", false);
+    if (chat) {
+      checkBoolean(root, "add_generation_prompt", "add_generation_prompt", false);
+      checkBoolean(root, "continue_final_message", "continue_final_message", false);
+    }
+    checkBoolean(root, "return_token_strs", "return_token_strs", true);
+  }
+
+  private static void checkBoolean(JsonNode parent, String field, String at, boolean optional) throws Rejection {
+    JsonNode v = parent.get(field);
+    if (v == null || (optional && v.isNull())) {
+      return;
+    }
+    LaxBoolean.Result r = LaxBoolean.of(v);
+    if (!r.ok()) {
+      throw Rejection.badRequest(LaxBoolean.validationError(at, v, r.failure()), null);
+    }
+  }
+
+  /** A {@code bool} field already checked by {@link #checkBooleans}: its value, or {@code dflt} when absent. */
+  private static boolean bool(JsonNode parent, String field, boolean dflt) {
+    JsonNode v = parent.get(field);
+    if (v == null) {
       return dflt;
     }
-    if (!v.isBoolean()) {
-      throw new IllegalArgumentException(field + ": expected a boolean, got " + v.getNodeType().name().toLowerCase(Locale.ROOT));
-    }
-    return v.booleanValue();
+    return LaxBoolean.of(v).value(); // null (None) and refused values are false
   }
 
   /** Checks an optional float field as pydantic's lax mode does: a number, or a string holding one. */
@@ -444,6 +520,20 @@ final class GenerationValidator {
       }
     }
     throw new IllegalArgumentException(field + ": expected a number, got " + v);
+  }
+
+  /** An {@code Optional[int]} field in the 64-bit range read as pydantic's lax int; 0 when absent or null. */
+  private static long optionalLong(JsonNode root, String field) {
+    JsonNode v = root.get(field);
+    if (v == null || v.isNull()) {
+      return 0;
+    }
+    LaxInteger.Result lax = LaxInteger.of(v);
+    boolean inRange = !v.isIntegralNumber() || v.canConvertToLong();
+    if (!lax.ok() || !inRange) {
+      throw new IllegalArgumentException(field + ": expected an integer, got " + v);
+    }
+    return lax.value();
   }
 
   private static int integer(JsonNode root, String field, int dflt, int min) {

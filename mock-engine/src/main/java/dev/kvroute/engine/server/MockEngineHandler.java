@@ -3,6 +3,7 @@ package dev.kvroute.engine.server;
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.kvroute.core.request.Endpoint;
 import dev.kvroute.core.request.InvalidRequestException;
+import dev.kvroute.core.request.LaxInteger;
 import dev.kvroute.core.request.RequestView;
 import dev.kvroute.engine.model.EngineConfig;
 import io.netty.buffer.ByteBuf;
@@ -298,6 +299,12 @@ final class MockEngineHandler extends ChannelInboundHandlerAdapter {
     Endpoint ep = root.has("messages") ? Endpoint.CHAT_COMPLETIONS : Endpoint.COMPLETIONS;
     int[] tokens;
     try {
+      GenerationValidator.checkTokenizeBooleans(ep == Endpoint.CHAT_COMPLETIONS, root);
+    } catch (GenerationValidator.Rejection e) {
+      respondJson(req, e.status(), e.json(), null);
+      return;
+    }
+    try {
       RequestView view = engine.parser.parse(ep, ByteBufUtil.getBytes(req.content()), headerLookup(req));
       tokens = engine.promptTokenizer.tokenize(view);
     } catch (InvalidRequestException e) {
@@ -333,7 +340,17 @@ final class MockEngineHandler extends ChannelInboundHandlerAdapter {
     }
     int[] ids = new int[t.size()];
     for (int i = 0; i < ids.length; i++) {
-      ids[i] = t.get(i).asInt();
+      // list[int], read as pydantic's lax int: "7" and 7.0 are 7, "abc" and 1.5 are refused (asInt made them 0
+      // and 1, and wrapped 99999999999 to another id)
+      LaxInteger.Result id = LaxInteger.of(t.get(i));
+      if (!id.ok() || id.value() < Integer.MIN_VALUE || id.value() > Integer.MAX_VALUE) {
+        String why = id.ok() ? "Unknown token for decoding: " + t.get(i) : "tokens." + i + ": " + id.failure().message()
+            + ", got " + t.get(i);
+        respondJson(req, 400, Responses.error(400, id.ok() ? Responses.BAD_REQUEST_ERROR : Responses.BAD_REQUEST, why,
+            "tokens"), null);
+        return;
+      }
+      ids[i] = (int) id.value();
     }
     String text;
     try {

@@ -114,7 +114,6 @@ final class GenerationValidatorTest {
   @Test
   void samplingFieldsAreTypedAsVllmTypesThem() throws Exception {
     String[][] cases = {
-        {",\"stream\":\"yes\"", "stream: expected a boolean, got string"},
         {",\"n\":1.5", "n: expected an integer, got 1.5"},
         {",\"min_tokens\":-1", "min_tokens: -1 (expected: >= 0)"},
         {",\"temperature\":\"hot\"", "temperature: expected a number, got \"hot\""},
@@ -129,6 +128,68 @@ final class GenerationValidatorTest {
     // pydantic's lax mode: a numeric string is a float, 5.0 is an integer
     assertThat(valid(Endpoint.CHAT_COMPLETIONS, chat(",\"top_p\":\"0.5\",\"top_k\":5.0,\"max_tokens\":1")).n())
         .isEqualTo(1);
+  }
+
+  @Test
+  void streamYesWasRefusedThoughVllmsPydanticReadsItAsTrue() throws Exception {
+    GenerationRequest g = valid(Endpoint.CHAT_COMPLETIONS, chat(",\"stream\":\"yes\",\"ignore_eos\":\"On\","
+        + "\"stream_options\":{\"include_usage\":\"t\",\"continuous_usage_stats\":1},\"max_tokens\":1"));
+    assertThat(g.stream()).isTrue();
+    assertThat(g.ignoreEos()).isTrue();
+    assertThat(g.includeUsage()).isTrue();
+    assertThat(g.continuousUsage()).isTrue();
+    g = valid(Endpoint.COMPLETIONS, "{\"prompt\":\"hi\",\"stream\":\"0\",\"ignore_eos\":\"no\",\"echo\":null,"
+        + "\"add_special_tokens\":\"y\",\"max_tokens\":1}");
+    assertThat(g.stream()).isFalse();
+    assertThat(g.ignoreEos()).isFalse();
+    // Optional[bool] = True: null is None, which is falsy
+    assertThat(valid(Endpoint.CHAT_COMPLETIONS, chat(",\"stream\":1.0,\"stream_options\":{\"include_usage\":null}"
+        + ",\"max_tokens\":1")).includeUsage()).isFalse();
+  }
+
+  @Test
+  void booleansPydanticRefusesAre400WithFastApisValidationTextBeforeTheModelIsLookedUp() throws Exception {
+    String[][] cases = {
+        {",\"stream\":\"maybe\"", "bool_parsing", "('body', 'stream')", "'maybe'"},
+        {",\"stream\":2", "bool_parsing", "('body', 'stream')", "2"},
+        {",\"ignore_eos\":null", "bool_type", "('body', 'ignore_eos')", "None"},
+        {",\"ignore_eos\":0.5", "bool_type", "('body', 'ignore_eos')", "0.5"},
+        {",\"add_generation_prompt\":[]", "bool_type", "('body', 'add_generation_prompt')", "[]"},
+        {",\"logprobs\":\"yes please\"", "bool_parsing", "('body', 'logprobs')", "'yes please'"},
+        {",\"stream\":true,\"stream_options\":{\"include_usage\":\"x\"}", "bool_parsing",
+            "('body', 'stream_options', 'include_usage')", "'x'"},
+        {",\"stream\":true,\"stream_options\":\"x\"", "model_type", "('body', 'stream_options')", "'x'"},
+    };
+    for (String[] c : cases) {
+      // an unknown model too: FastAPI validates the body before the handler looks the model up
+      String body = chat(c[0]).replace("kvroute/mock-llm", "no-such-model");
+      Rejection r = rejected(Endpoint.CHAT_COMPLETIONS, body);
+      assertThat(r.status()).as(c[0]).isEqualTo(400);
+      String message = error(r).get("message").asText();
+      assertThat(message).as(c[0]).startsWith("1 validation error:\n  {'type': '" + c[1] + "', 'loc': " + c[2])
+          .endsWith("'input': " + c[3] + "}\n");
+      assertThat(error(r).get("type").asText()).as(c[0]).isEqualTo("Bad Request");
+    }
+    // echo is Optional[bool] for completions (logprobs is an int there, not checked here)
+    assertThat(rejected(Endpoint.COMPLETIONS, "{\"prompt\":\"hi\",\"echo\":\"sometimes\"}").status()).isEqualTo(400);
+  }
+
+  @Test
+  void seedAndLogprobsThatAreNotIntegersWereReadAsZeroOrTruncatedAndAreNow400() throws Exception {
+    String[][] cases = {
+        {",\"seed\":\"abc\"", "seed: expected an integer, got \"abc\""},
+        {",\"seed\":1.5", "seed: expected an integer, got 1.5"},
+        {",\"seed\":99999999999999999999", "seed: expected an integer, got 99999999999999999999"},
+        {",\"top_logprobs\":\"x\"", "top_logprobs: expected an integer, got \"x\""},
+    };
+    for (String[] c : cases) {
+      Rejection r = rejected(Endpoint.CHAT_COMPLETIONS, chat(c[0]));
+      assertThat(r.status()).as(c[0]).isEqualTo(400);
+      assertThat(error(r).get("message").asText()).as(c[0]).isEqualTo(c[1]);
+    }
+    assertThat(rejected(Endpoint.COMPLETIONS, "{\"prompt\":\"hi\",\"logprobs\":\"x\"}").status()).isEqualTo(400);
+    assertThat(valid(Endpoint.CHAT_COMPLETIONS, chat(",\"seed\":\"42\",\"max_tokens\":1")).seed()).isEqualTo(42);
+    assertThat(valid(Endpoint.CHAT_COMPLETIONS, chat(",\"seed\":-3.0,\"max_tokens\":1")).seed()).isEqualTo(-3);
   }
 
   @Test

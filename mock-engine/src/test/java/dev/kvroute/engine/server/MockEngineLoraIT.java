@@ -156,6 +156,14 @@ class MockEngineLoraIT {
     assertThat(load.body()).isEqualTo("Success: LoRA adapter 'ad-z' added successfully.");
     assertThat(Http.post(url + "/v1/load_lora_adapter", "{\"lora_name\":\"ad-z\",\"lora_path\":\"/loras/z\"}")
         .statusCode()).isEqualTo(400);
+    // load_inplace: bool, read as pydantic's lax bool ("yes" was read as false by asBoolean)
+    assertThat(Http.post(url + "/v1/load_lora_adapter",
+        "{\"lora_name\":\"ad-z\",\"lora_path\":\"/loras/z\",\"load_inplace\":\"yes\"}").statusCode()).isEqualTo(200);
+    HttpResponse<String> maybe = Http.post(url + "/v1/load_lora_adapter",
+        "{\"lora_name\":\"ad-z\",\"lora_path\":\"/loras/z\",\"load_inplace\":\"maybe\"}");
+    assertThat(maybe.statusCode()).isEqualTo(400);
+    assertThat(json(maybe.body()).at("/error/message").asText()).contains("'type': 'bool_parsing'")
+        .contains("('body', 'load_inplace')");
     assertThat(post(server, "ad-z", "hello").get("model").asText()).isEqualTo("ad-z");
     List<String> ids = new ArrayList<>();
     json(Http.get(url + "/v1/models").body()).get("data").forEach(m -> ids.add(m.get("id").asText()));

@@ -362,6 +362,37 @@ class MockEngineServerIT {
   }
 
   @Test
+  void tokenizeAddGenerationPromptMaybeWasAcceptedAndIsNow400AsPydanticReadsIt() throws Exception {
+    start(engine().build(), false);
+    String msgs = "{\"messages\":[{\"role\":\"user\",\"content\":\"hi\"}]";
+    int without = json(Http.post(server.url() + "/tokenize", msgs + ",\"add_generation_prompt\":false}").body())
+        .get("count").asInt();
+    for (String off : new String[] {"\"off\"", "\"No\"", "0", "\"f\""}) {
+      assertThat(json(Http.post(server.url() + "/tokenize", msgs + ",\"add_generation_prompt\":" + off + "}").body())
+          .get("count").asInt()).as(off).isEqualTo(without);
+    }
+    HttpResponse<String> maybe = Http.post(server.url() + "/tokenize", msgs + ",\"add_generation_prompt\":\"maybe\"}");
+    assertThat(maybe.statusCode()).isEqualTo(400);
+    assertThat(json(maybe.body()).at("/error/message").asText()).contains("'type': 'bool_parsing'")
+        .contains("('body', 'add_generation_prompt')");
+  }
+
+  @Test
+  void detokenizeIdsThatAreNotIntsWereReadAsZeroOrWrappedAndAreNow400() throws Exception {
+    start(engine().build(), false);
+    for (String bad : new String[] {"\"abc\"", "1.5", "[1]"}) {
+      HttpResponse<String> r = Http.post(server.url() + "/detokenize", "{\"tokens\":[100," + bad + "]}");
+      assertThat(r.statusCode()).as(bad).isEqualTo(400);
+      assertThat(json(r.body()).at("/error/message").asText()).as(bad).startsWith("tokens.1: Input should be a valid integer");
+    }
+    HttpResponse<String> big = Http.post(server.url() + "/detokenize", "{\"tokens\":[99999999999]}");
+    assertThat(big.statusCode()).isEqualTo(400);
+    assertThat(json(big.body()).at("/error/message").asText()).isEqualTo("Unknown token for decoding: 99999999999");
+    assertThat(json(Http.post(server.url() + "/detokenize", "{\"tokens\":[\"100\",100.0]}").body()).get("prompt").asText())
+        .isEqualTo(json(Http.post(server.url() + "/detokenize", "{\"tokens\":[100,100]}").body()).get("prompt").asText());
+  }
+
+  @Test
   void fleetRunsIndependentReplicas() throws Exception {
     try (MockEngineFleet fleet = MockEngineFleet.start(
         MockEngineOptions.builder().engine(engine().build()).timeScale(100).enablePromptTokensDetails(true).build(), 2)) {

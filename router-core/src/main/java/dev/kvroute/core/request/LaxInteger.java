@@ -131,9 +131,16 @@ public final class LaxInteger {
    * ('body', 'priority'), 'msg': '...', 'input': 'x'}\n"}, the input written as Python writes it.
    */
   public static String validationError(String field, JsonNode input, Failure failure) {
-    StringBuilder sb = new StringBuilder("1 validation error:\n  {'type': '").append(failure.type())
-        .append("', 'loc': ('body', '").append(field).append("'), 'msg': '").append(failure.message())
-        .append("', 'input': ");
+    return validationError(field, input, failure.type(), failure.message());
+  }
+
+  /** As above for any pydantic error; a dotted {@code field} is a nested location ({@code ('body', 'a', 'b')}). */
+  public static String validationError(String field, JsonNode input, String type, String message) {
+    StringBuilder sb = new StringBuilder("1 validation error:\n  {'type': '").append(type).append("', 'loc': ('body'");
+    for (String part : field.split("\\.")) {
+      sb.append(", '").append(part).append('\'');
+    }
+    sb.append("), 'msg': '").append(message).append("', 'input': ");
     python(sb, input);
     return sb.append("}\n").toString();
   }

@@ -259,16 +259,25 @@ final class RequestShapes {
     return node.textValue();
   }
 
+  /**
+   * An {@code Optional[bool]} field as vLLM's request models read it ({@link LaxBoolean}): false
+   * when absent or null; {@code "yes"}, {@code 1} and {@code "on"} are true; a value pydantic refuses
+   * is a 400 naming pydantic's reason.
+   */
   static boolean optionalBoolean(JsonNode root, String field)
       throws InvalidRequestException {
     JsonNode node = root.get(field);
     if (isAbsent(node)) {
       return false;
     }
-    if (!node.isBoolean()) {
-      throw wrongType(field, "a boolean", node);
+    if (node.isBoolean()) {
+      return node.booleanValue();
     }
-    return node.booleanValue();
+    LaxBoolean.Result r = LaxBoolean.of(node);
+    if (!r.ok()) {
+      throw new InvalidRequestException(LaxBoolean.refusal(field, node, r.failure()), field);
+    }
+    return r.value();
   }
 
   static int nonNegativeInt(JsonNode parent, String field) throws InvalidRequestException {

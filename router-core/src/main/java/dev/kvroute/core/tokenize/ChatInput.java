@@ -4,6 +4,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.kvroute.core.request.InvalidRequestException;
+import dev.kvroute.core.request.LaxBoolean;
 import dev.kvroute.core.request.PromptSegment;
 import java.io.IOException;
 import java.util.ArrayList;
@@ -127,9 +128,20 @@ public record ChatInput(
     return new ChatInput(messages, null, null, true, false, Map.of());
   }
 
-  private static boolean flag(JsonNode root, String field, boolean absent) {
+  /**
+   * A {@code bool} rendering field as vLLM's request model reads it ({@link LaxBoolean}: {@code
+   * "yes"} and {@code 1} are true); absent or null is {@code absent} (the engine judges a null).
+   */
+  private static boolean flag(JsonNode root, String field, boolean absent) throws InvalidRequestException {
     JsonNode v = root.get(field);
-    return v == null || !v.isBoolean() ? absent : v.booleanValue();
+    if (v == null || v.isNull()) {
+      return absent;
+    }
+    LaxBoolean.Result r = LaxBoolean.of(v);
+    if (!r.ok()) {
+      throw new InvalidRequestException(LaxBoolean.refusal(field, v, r.failure()), field);
+    }
+    return r.value();
   }
 
   private static Map<String, Object> message(JsonNode m, int index, boolean stringContent)

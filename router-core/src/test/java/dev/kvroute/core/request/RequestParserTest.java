@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import java.nio.charset.StandardCharsets;
+import java.util.List;
 import java.util.Map;
 import java.util.function.Function;
 import org.junit.jupiter.api.Test;
@@ -287,7 +288,7 @@ class RequestParserTest {
         "CHAT_COMPLETIONS | {'messages':[{'role':'assistant','tool_calls':[{'function':{'arguments':'{}'}}]}]} | messages.0.tool_calls.0.function.name: missing | messages.0.tool_calls.0.function.name",
         "CHAT_COMPLETIONS | {'messages':[{'role':'assistant','tool_calls':[{'function':{'name':'f','arguments':3}}]}]} | messages.0.tool_calls.0.function.arguments: expected a JSON string or an object, got a number | messages.0.tool_calls.0.function.arguments",
         "CHAT_COMPLETIONS | {'model':5,'messages':[{'role':'user','content':'x'}]} | model: expected a string, got a number | model",
-        "CHAT_COMPLETIONS | {'stream':'yes','messages':[{'role':'user','content':'x'}]} | stream: expected a boolean, got a string | stream",
+        "CHAT_COMPLETIONS | {'stream':'maybe','messages':[{'role':'user','content':'x'}]} | stream: \"maybe\" (expected: a boolean | stream",
         "CHAT_COMPLETIONS | {'max_tokens':'nine','messages':[{'role':'user','content':'x'}]} | max_tokens: expected a non-negative integer, got a string | max_tokens",
         "CHAT_COMPLETIONS | {'max_tokens':'-9','messages':[{'role':'user','content':'x'}]} | max_tokens: expected a non-negative integer, got a string | max_tokens",
         "CHAT_COMPLETIONS | {'max_tokens':-1,'messages':[{'role':'user','content':'x'}]} | max_tokens: -1 (expected: a non-negative integer up to 2147483647) | max_tokens",
@@ -339,6 +340,48 @@ class RequestParserTest {
         .hasMessage("sessionHeader: blank (expected: a header name)");
     assertThatThrownBy(() -> RequestParser.create("x-session-id", ""))
         .hasMessage("sessionField: blank (expected: a body field name or dotted path)");
+  }
+
+  // ---- stream (break test: "yes" refused, though vLLM's pydantic reads it as true) --------------
+
+  /**
+   * Each body in the common chat shape ({@code ChatBodyScanner}'s fast path) and in one the scanner
+   * gives up on (content parts: the Jackson path), and as a completion and an SGLang generate.
+   */
+  private List<RequestView> everyPath(String stream) throws InvalidRequestException {
+    return List.of(
+        chat("{'stream':" + stream + ",'messages':[{'role':'user','content':'hi'}]}"),
+        chat("{'messages':[{'role':'user','content':[{'type':'text','text':'hi'}]}],'stream':" + stream + "}"),
+        parse(Endpoint.COMPLETIONS, "{'prompt':'hi','stream':" + stream + "}"),
+        parse(Endpoint.SGLANG_GENERATE, "{'text':'hi','stream':" + stream + "}"));
+  }
+
+  @ParameterizedTest
+  @CsvSource(delimiter = '|', quoteCharacter = '`', value = {
+      "'yes' | true", "'YES' | true", "'on' | true", "'t' | true", "'1' | true", "1 | true", "1.0 | true",
+      "true | true", "'no' | false", "'off' | false", "'F' | false", "'0' | false", "0 | false", "false | false",
+      "null | false"})
+  void streamYesWasRefusedThoughVllmReadsItAsTrue(String stream, boolean expected) throws Exception {
+    for (RequestView v : everyPath(stream)) {
+      assertThat(v.stream()).as("%s %s", v.endpoint(), stream).isEqualTo(expected);
+    }
+  }
+
+  @ParameterizedTest
+  @CsvSource(delimiter = '|', quoteCharacter = '`', value = {
+      "'maybe' | unable to interpret input", "' yes' | unable to interpret input", "2 | unable to interpret input",
+      "0.5 | Input should be a valid boolean)", "[] | Input should be a valid boolean)",
+      "{} | Input should be a valid boolean)"})
+  void streamPydanticRefusesIsStill400OnEveryPath(String stream, String pydantic) {
+    String[] bodies = {
+      "{'stream':" + stream + ",'messages':[{'role':'user','content':'hi'}]}",
+      "{'messages':[{'role':'user','content':[{'type':'text','text':'hi'}]}],'stream':" + stream + "}"};
+    for (String body : bodies) {
+      assertThatThrownBy(() -> chat(body)).isInstanceOfSatisfying(InvalidRequestException.class, x -> {
+        assertThat(x.param()).isEqualTo("stream");
+        assertThat(x.getMessage()).startsWith("stream: ").contains("expected: a boolean").contains(pydantic);
+      });
+    }
   }
 
   // ---- priority and n (break test: ignored by the router, refused by vLLM) ----------------------
