@@ -16,12 +16,6 @@ final class HashedPrompt implements PrefixIndex.Prompt {
   private final long[] hashes;
   private final long namespace;
   private int computed;
-  // The path's node ids in the index that last walked it (RadixPrefixIndex): nodes[d] is page d's
-  // node in the table nodesOf, for d below nodesKnown, as of that table's version nodesVersion.
-  private int[] nodes;
-  private int nodesKnown;
-  private Object nodesOf;
-  private long nodesVersion;
 
   HashedPrompt(int[] tokens, int pageSize) {
     this(tokens, pageSize, 0L);
@@ -86,47 +80,5 @@ final class HashedPrompt implements PrefixIndex.Prompt {
       computed++;
     }
     return hashes[d];
-  }
-
-  /**
-   * Page {@code d}'s node as the last walk recorded it, if that walk reached it in the node table
-   * {@code table} and the table is still at {@code version} (no node allocated or freed since); else -1.
-   */
-  int knownNode(int d, Object table, long version) {
-    return d < nodesKnown && table == nodesOf && version == nodesVersion ? nodes[d] : -1;
-  }
-
-  /**
-   * Page {@code d}'s node as the last walk in {@code table} recorded it, whatever the table's version,
-   * or -1 if no walk there reached it: for the release of a pin on it in that table, which keeps the
-   * node alive since the pinning walk recorded it.
-   */
-  int pinnedNode(int d, Object table) {
-    return d < nodesKnown && table == nodesOf ? nodes[d] : -1;
-  }
-
-  /**
-   * Records page {@code d}'s node in {@code table} during a walk ({@link #nodesKnown} ends the walk);
-   * a walk in another table than the last one's first forgets that table's nodes.
-   */
-  void node(int d, int node, Object table) {
-    if (table != nodesOf) {
-      nodesOf = table;
-      nodesKnown = 0;
-    }
-    if (nodes == null) {
-      nodes = new int[hashes.length];
-    }
-    nodes[d] = node;
-  }
-
-  /**
-   * Ends a walk in {@code table}: the first {@code count} pages' nodes are recorded, at the table's
-   * {@code version}.
-   */
-  void nodesKnown(int count, Object table, long version) {
-    nodesKnown = count;
-    nodesOf = table;
-    nodesVersion = version;
   }
 }

@@ -42,7 +42,6 @@ final class NodeTable {
   private int highWater = 1; // rows below this have been used
   private int freeNodes = NIL; // head of the free-node list
   private int live; // excluding the root
-  private long version; // bumped by every allocation and free: a recorded path is valid while it stays
   private final LongIntMap byHash = new LongIntMap();
 
   NodeTable() {
@@ -54,14 +53,6 @@ final class NodeTable {
   /** Holder words per row: one per 64 backend ordinals. */
   int words() {
     return words;
-  }
-
-  /**
-   * A count of the allocations and frees so far: while it stays the same, every node id found for a
-   * page hash is still that page's.
-   */
-  long version() {
-    return version;
   }
 
   /** Live nodes, excluding the root. */
@@ -118,11 +109,6 @@ final class NodeTable {
     rows[node * stride + HOLDERS + (ordinal >>> 6)] &= ~(1L << ordinal);
   }
 
-  /** {@code node}'s chained page hash. */
-  long hash(int node) {
-    return rows[node * stride + HASH];
-  }
-
   int parent(int node) {
     return parentOf(rows[node * stride + LINKS]);
   }
@@ -151,7 +137,6 @@ final class NodeTable {
     Arrays.fill(rows, row + HOLDERS, row + stride, 0L);
     byHash.putAbsent(hash, node);
     live++;
-    version++;
     return node;
   }
 
@@ -169,7 +154,6 @@ final class NodeTable {
     rows[row + HASH] = freeNodes;
     freeNodes = node;
     live--;
-    version++;
   }
 
   /** Widens every row by one holder word (64 more backend ordinals). */

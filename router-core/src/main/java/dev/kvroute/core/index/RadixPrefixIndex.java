@@ -33,16 +33,7 @@ import java.util.concurrent.locks.StampedLock;
  * view, and popping it is both LRU and tail-first, the order vLLM's free-block queue evicts in.
  * Eviction is O(1) per page, with no walk of the tree. A backend's node-to-entry lookup is a
  * primitive hash map, skipped when the entry sits where the previous insert of the same path left it
- * (just before its parent's entry), which is also when the entry needs no relinking. A path that
- * another insert pushed back in the list is still in one piece there (a conversation's pages, last
- * page first): a walk moves each such run of adjacent pages with one splice where page-by-page moves
- * would relink every page, and leaves the list exactly as they would (the page-by-page walk is kept as
- * the equivalence tests' reference, {@code perPage}).
- *
- * <p><b>Recorded paths.</b> A walk records the path's node ids in its {@link HashedPrompt}: an insert
- * after the prompt's match takes them instead of looking each page up again while the node table's
- * version (allocations and frees) is unchanged, as it is when the same event loop matches and
- * inserts; a pin's release takes those its pinning walk recorded, which the pin kept alive.
+ * (just before its parent's entry), which is also when the entry needs no relinking.
  *
  * <p><b>Pins.</b> vLLM never evicts a block a running request holds, and frees a finished request's
  * blocks to the tail of its free queue (most recently used). {@link #insertAndPin} mirrors that: each
@@ -93,7 +84,6 @@ final class RadixPrefixIndex implements PrefixIndex {
 
   private final int pageSize;
   private final Ticker ticker;
-  private final boolean perPage;
   private final StampedLock lock = new StampedLock();
   private final NodeTable nodes = new NodeTable();
 
@@ -106,21 +96,10 @@ final class RadixPrefixIndex implements PrefixIndex {
 
   private long lastNanos = Long.MIN_VALUE;
   private long corrections; // pages evicted by engine reports (guarded by the write lock)
-  private long runMoves; // runs of two or more pages moved at once by walks (guarded by the write lock)
   private int walkCreated; // pages the last walkPath added to its view
   private long[] walkOldTimes; // a pinning walk's record of each held page's last use before it (or null)
 
   RadixPrefixIndex(int pageSizeTokens, Ticker ticker) {
-    this(pageSizeTokens, ticker, false);
-  }
-
-  /**
-   * An index that, with {@code perPage}, walks as it did before runs and recorded paths: every page
-   * found by a lookup and moved on its own (see {@link #walkPath}); the reference the equivalence
-   * tests hold the default walk to.
-   */
-  RadixPrefixIndex(int pageSizeTokens, Ticker ticker, boolean perPage) {
-    this.perPage = perPage;
     if (pageSizeTokens <= 0) {
       throw new IllegalArgumentException(
           "pageSizeTokens: " + pageSizeTokens + " (expected: > 0)");
@@ -272,9 +251,6 @@ final class RadixPrefixIndex implements PrefixIndex {
         if (child <= 0) {
           break;
         }
-        if (!perPage) {
-          p.node(depth, child, table);
-        }
         any = false;
         for (int i = lo; i < hi; i++) {
           long before = active[i];
@@ -301,10 +277,6 @@ final class RadixPrefixIndex implements PrefixIndex {
       }
       for (int i = 0; i < matchedPages.length; i++) {
         matchedPages[i] *= pageSize; // now tokens; unregistered ordinals stay 0 and are not listed
-      }
-      if (!perPage) {
-        // the insert that usually follows takes the path's nodes from here while the tree is unchanged
-        p.nodesKnown(depth, table, table.version());
       }
       return new PrefixMatch(p.tokens().length, new OrdinalMatch(ordinals, matchedPages));
     } finally {
@@ -483,16 +455,6 @@ final class RadixPrefixIndex implements PrefixIndex {
     }
   }
 
-  /** Runs of two or more pages a walk moved at once since creation; for tests. */
-  long runMoves() {
-    long stamp = lock.readLock();
-    try {
-      return runMoves;
-    } finally {
-      lock.unlockRead(stamp);
-    }
-  }
-
   /** Pages evicted by engine reports ({@link #evictUsedBefore}) since creation; for tests. */
   long correctedPages() {
     long stamp = lock.readLock();
@@ -549,20 +511,6 @@ final class RadixPrefixIndex implements PrefixIndex {
     }
   }
 
-  /**
-   * {@code backend}'s view as {@link RecencyView#state}: its pages in eviction order with their last
-   * use and pins, then its unlisted pages; empty if unregistered. For the equivalence tests.
-   */
-  long[] recencyState(BackendId backend) {
-    long stamp = lock.readLock();
-    try {
-      RecencyView view = views.get(backend);
-      return view == null ? new long[0] : view.state(nodes);
-    } finally {
-      lock.unlockRead(stamp);
-    }
-  }
-
   /** How many times {@code backend}'s entry arrays grew, or 0 if unregistered; for tests. */
   int entryGrowths(BackendId backend) {
     long stamp = lock.readLock();
@@ -590,11 +538,6 @@ final class RadixPrefixIndex implements PrefixIndex {
    * the previous page ({@code after}) and nothing is evicted: the view grows past its capacity and
    * {@link #trim} cuts it back from the least recent end once the walk is done.
    *
-   * <p>Listed pages found adjacent in the list in path order (deepest least recent) form a run that
-   * moves as one ({@link RecencyView#moveRun}) when the next page is not its next entry, before any
-   * new page is linked, eviction runs or an unlisted page is relinked, and at the end: so every step
-   * that reads the list sees it as page-by-page moves would have left it.
-   *
    * <p>Returns the number of pages walked: {@code pages}, or fewer if a page hash collides with a
    * node under another parent, if the view holds {@link RecencyView#limitPages} pages and could not
    * make room for a new one, or (for an unpin) if a page is not held, which a live pin prevents.
@@ -604,23 +547,12 @@ final class RadixPrefixIndex implements PrefixIndex {
     int node = ROOT;
     int after = NIL; // entry of the previous listed page, which this page is linked just before
     int guess = NIL; // where the last insert of this path left this page's entry
-    // The pending run: listed pages walked since the last move, adjacent in the list from runLast
-    // (the deepest, least recent) to runFirst, to be moved as one just before runBefore.
-    int runFirst = NIL;
-    int runLast = NIL;
-    int runBefore = NIL;
-    int walked = pages;
     walkCreated = 0;
     for (int d = 0; d < pages; d++) {
       long hash = prompt.hash(d);
-      int child = perPage ? -1
-          : mode == UNPIN ? prompt.pinnedNode(d, nodes) : prompt.knownNode(d, nodes, nodes.version());
-      if (child < 0) {
-        child = nodes.child(node, hash);
-      }
+      int child = nodes.child(node, hash);
       if (child == NodeTable.COLLISION) {
-        walked = d; // 64-bit collision with a page elsewhere in the tree: index no deeper
-        break;
+        return d; // 64-bit collision with a page elsewhere in the tree: index no deeper
       }
       int e;
       if (child == 0) {
@@ -631,16 +563,9 @@ final class RadixPrefixIndex implements PrefixIndex {
         e = view.entryOf(child);
       }
       guess = NIL;
-      if (runFirst != NIL && (e == NIL || !view.listed(e) || e != view.prev(runLast))) {
-        // anything but the run's next entry: the run goes in place first, as page-by-page moves
-        // would have left it by now
-        moveRun(view, runFirst, runLast, runBefore);
-        runFirst = NIL;
-      }
       if (e == NIL) {
         if (mode == UNPIN) {
-          walked = d;
-          break;
+          return d;
         }
         // a pinning insert's new pages are provisional: they take no room yet
         if (mode != PIN && view.size - view.provisional >= view.capacityPages) {
@@ -650,8 +575,7 @@ final class RadixPrefixIndex implements PrefixIndex {
             && (view.size - walkCreated <= view.capacityPages || !evictLeastRecent(view, after))) {
           // At twice its capacity with nothing to evict that the trim after this walk would not
           // evict anyway: pins hold the view full, so the prompt is indexed no deeper here.
-          walked = d;
-          break;
+          return d;
         }
         if (child == 0) {
           child = nodes.allocate(hash, node);
@@ -690,41 +614,18 @@ final class RadixPrefixIndex implements PrefixIndex {
         // Tail-first linking left the child's entry just before this one, unless another insert
         // moved either since.
         guess = view.prev(e);
-        view.touch(e, now);
-        if (runFirst != NIL) {
-          runLast = e; // the run's next entry: it moves with the run
-        } else if (after == NIL ? e != view.tail : view.next(e) != after) {
-          if (perPage) {
-            view.unlink(e);
-            view.link(e, after, now);
-          } else {
-            runFirst = e;
-            runLast = e;
-            runBefore = after;
-          }
+        if (after == NIL ? e == view.tail : view.next(e) == after) {
+          view.touch(e, now); // already in place
+        } else {
+          view.unlink(e);
+          view.link(e, after, now);
         }
         after = e;
-      }
-      if (!perPage) {
-        prompt.node(d, child, nodes);
       }
       nodes.hint(node, child);
       node = child;
     }
-    if (runFirst != NIL) {
-      moveRun(view, runFirst, runLast, runBefore);
-    }
-    if (!perPage) {
-      prompt.nodesKnown(walked, nodes, nodes.version());
-    }
-    return walked;
-  }
-
-  private void moveRun(RecencyView view, int first, int last, int before) {
-    if (first != last) {
-      runMoves++;
-    }
-    view.moveRun(first, last, before);
+    return pages;
   }
 
   /** Ends the provisional state of the last pinning insert's pages: from now on they count. */

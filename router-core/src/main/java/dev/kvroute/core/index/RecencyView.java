@@ -243,43 +243,6 @@ final class RecencyView {
   }
 
   /**
-   * Moves the run of listed entries from {@code last} (least recent) to {@code first} (most recent),
-   * adjacent in the list in that order, to just before {@code next} (or last if {@code next} is
-   * {@link #NIL}), keeping their order and times: the list {@link #unlink} then {@link #link} of each
-   * entry, first to last, would leave, in O(1). {@code next} must not be in the run.
-   */
-  void moveRun(int first, int last, int next) {
-    int p = prev(last);
-    int n = next(first);
-    if (n == next) {
-      return; // already there
-    }
-    if (p == NIL) {
-      head = n;
-    } else {
-      setNext(p, n);
-    }
-    if (n == NIL) {
-      tail = p;
-    } else {
-      setPrev(n, p);
-    }
-    int before = next == NIL ? tail : prev(next);
-    setPrev(last, before);
-    setNext(first, next);
-    if (before == NIL) {
-      head = last;
-    } else {
-      setNext(before, last);
-    }
-    if (next == NIL) {
-      tail = first;
-    } else {
-      setPrev(next, first);
-    }
-  }
-
-  /**
    * After a capacity cut, reallocates the entries (renumbered in list order) if their arrays are
    * more than twice the new capacity, so memory follows the configured capacity.
    */
@@ -322,29 +285,6 @@ final class RecencyView {
     entryOf = map;
     entryHighWater = n;
     freeEntries = NIL;
-  }
-
-  /**
-   * The view's state for an equivalence test: for each listed entry from least to most recent, its
-   * node's page hash, last-use time and pin count (three longs), then the same for the unlisted
-   * entries, in entry order.
-   */
-  long[] state(NodeTable nodes) {
-    long[] out = new long[3 * size];
-    int i = 0;
-    for (int e = head; e != NIL; e = next(e)) {
-      out[i++] = nodes.hash(entryNode[e]);
-      out[i++] = time(e);
-      out[i++] = pins[e];
-    }
-    for (int e = 0; e < entryHighWater; e++) {
-      if (entryNode[e] != NodeTable.ROOT && !listed(e)) {
-        out[i++] = nodes.hash(entryNode[e]);
-        out[i++] = time(e);
-        out[i++] = pins[e];
-      }
-    }
-    return out;
   }
 
   long estimatedBytes() {
