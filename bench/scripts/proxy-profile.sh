@@ -159,7 +159,8 @@ for policy in "${policies[@]}"; do
   opts=${KVROUTE_JAVA_OPTS:--XX:+UseSerialGC -Xms512m}
   # JFR records from the start: started later (jcmd JFR.start), it makes the JIT recompile the
   # request path during the measured run, which then measures the compiler, not the proxy
-  opts="$opts -XX:StartFlightRecording=name=p,settings=$work/profile.jfc"
+  # DebugNonSafepoints: without it JFR places samples inside inlined code (the index's walks) wrongly
+  opts="$opts -XX:+UnlockDiagnosticVMOptions -XX:+DebugNonSafepoints -XX:StartFlightRecording=name=p,settings=$work/profile.jfc"
   # JAR: a copy of kvroute.jar to measure instead of the launcher's (a before/after pair in one run)
   launch=(./kvroute)
   cds=()
