@@ -20,41 +20,17 @@ import com.fasterxml.jackson.databind.JsonNode;
  * pydantic 2.13 by {@code LaxBooleanTest}. Stateless and thread-safe.
  */
 public final class LaxBoolean {
-  /** Why a value is not a boolean: pydantic-core's error type and its message. */
-  public enum Failure {
-    BOOL_TYPE("bool_type", "Input should be a valid boolean"),
-    BOOL_PARSING("bool_parsing", "Input should be a valid boolean, unable to interpret input");
-
-    private final String type;
-    private final String message;
-
-    Failure(String type, String message) {
-      this.type = type;
-      this.message = message;
-    }
-
-    /** pydantic's error type, e.g. {@code bool_parsing}. */
-    public String type() {
-      return type;
-    }
-
-    /** pydantic's error text, e.g. "Input should be a valid boolean, ...". */
-    public String message() {
-      return message;
-    }
-  }
-
   /**
    * The boolean a JSON value stands for, or why it stands for none.
    *
    * @param value the boolean; false when {@code failure} is set
    * @param failure null when the value is a boolean
    */
-  public record Result(boolean value, Failure failure) {
+  public record Result(boolean value, PydanticError failure) {
     private static final Result TRUE = new Result(true, null);
     private static final Result FALSE = new Result(false, null);
-    private static final Result TYPE = new Result(false, Failure.BOOL_TYPE);
-    private static final Result PARSING = new Result(false, Failure.BOOL_PARSING);
+    private static final Result TYPE = new Result(false, PydanticError.BOOL_TYPE);
+    private static final Result PARSING = new Result(false, PydanticError.BOOL_PARSING);
 
     /** Whether the value is a boolean. */
     public boolean ok() {
@@ -137,7 +113,7 @@ public final class LaxBoolean {
    * LaxInteger#validationError}); {@code field} may be a dotted path ({@code
    * stream_options.include_usage}), written as pydantic's location tuple.
    */
-  public static String validationError(String field, JsonNode input, Failure failure) {
+  public static String validationError(String field, JsonNode input, PydanticError failure) {
     return LaxInteger.validationError(field, input, failure.type(), failure.message());
   }
 
@@ -145,7 +121,7 @@ public final class LaxBoolean {
    * The router's message for a refused value: {@code stream: "x" (expected: a boolean: true, false,
    * 0, 1 or one of pydantic's words such as "yes"; pydantic: Input should be ...)}.
    */
-  public static String refusal(String field, JsonNode input, Failure failure) {
+  public static String refusal(String field, JsonNode input, PydanticError failure) {
     return field + ": " + input + " (expected: a boolean: true, false, 0, 1, or a string such as \"yes\" or"
         + " \"off\"; pydantic: " + failure.message() + ")";
   }

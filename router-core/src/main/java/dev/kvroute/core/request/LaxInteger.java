@@ -23,32 +23,6 @@ public final class LaxInteger {
   private static final BigInteger LONG_MIN = BigInteger.valueOf(Long.MIN_VALUE);
   private static final BigInteger LONG_MAX = BigInteger.valueOf(Long.MAX_VALUE);
 
-  /** Why a value is not an integer: pydantic-core's error type and its message. */
-  public enum Failure {
-    INT_TYPE("int_type", "Input should be a valid integer"),
-    INT_PARSING("int_parsing", "Input should be a valid integer, unable to parse string as an integer"),
-    INT_FROM_FLOAT("int_from_float", "Input should be a valid integer, got a number with a fractional part"),
-    INT_PARSING_SIZE("int_parsing_size", "Unable to parse input string as an integer, exceeded maximum size");
-
-    private final String type;
-    private final String message;
-
-    Failure(String type, String message) {
-      this.type = type;
-      this.message = message;
-    }
-
-    /** pydantic's error type, e.g. {@code int_parsing}. */
-    public String type() {
-      return type;
-    }
-
-    /** pydantic's error text, e.g. "Input should be a valid integer, ...". */
-    public String message() {
-      return message;
-    }
-  }
-
   /**
    * The integer a JSON value stands for, or why it stands for none.
    *
@@ -56,7 +30,7 @@ public final class LaxInteger {
    *     exact; every use here only orders or bounds them); 0 when {@code failure} is set
    * @param failure null when the value is an integer
    */
-  public record Result(long value, Failure failure) {
+  public record Result(long value, PydanticError failure) {
     /** Whether the value is an integer. */
     public boolean ok() {
       return failure == null;
@@ -73,7 +47,7 @@ public final class LaxInteger {
   /** Reads {@code node} (present, possibly JSON {@code null}) as pydantic's lax {@code int}. */
   public static Result of(JsonNode node) {
     if (node == null || node.isNull() || node.isMissingNode()) {
-      return new Result(0, Failure.INT_TYPE);
+      return new Result(0, PydanticError.INT_TYPE);
     }
     if (node.isBoolean()) {
       return new Result(node.booleanValue() ? 1 : 0, null);
@@ -87,20 +61,20 @@ public final class LaxInteger {
     if (node.isTextual()) {
       return ofString(node.textValue());
     }
-    return new Result(0, Failure.INT_TYPE);
+    return new Result(0, PydanticError.INT_TYPE);
   }
 
   private static Result ofFloat(double d) {
     if (Double.isNaN(d) || Double.isInfinite(d)) {
-      return new Result(0, Failure.INT_PARSING_SIZE); // JSON has neither; a literal too large reads as infinite
+      return new Result(0, PydanticError.INT_PARSING_SIZE); // JSON has neither; a literal too large reads as infinite
     }
     if (d % 1.0 != 0.0) {
-      return new Result(0, Failure.INT_FROM_FLOAT);
+      return new Result(0, PydanticError.INT_FROM_FLOAT);
     }
     if (d > (double) Long.MIN_VALUE && d < (double) Long.MAX_VALUE) {
       return new Result((long) d, null);
     }
-    return new Result(0, Failure.INT_PARSING_SIZE);
+    return new Result(0, PydanticError.INT_PARSING_SIZE);
   }
 
   private static Result ofString(String s) {
@@ -111,12 +85,12 @@ public final class LaxInteger {
     }
     if (t.contains("_")) {
       if (t.startsWith("_") || t.endsWith("_") || t.contains("__")) {
-        return new Result(0, Failure.INT_PARSING);
+        return new Result(0, PydanticError.INT_PARSING);
       }
       t = t.replace("_", "");
     }
     if (t.isEmpty() || !t.matches("[+-]?[0-9]+")) {
-      return new Result(0, Failure.INT_PARSING);
+      return new Result(0, PydanticError.INT_PARSING);
     }
     return new Result(saturate(new BigInteger(t.startsWith("+") ? t.substring(1) : t)), null);
   }
@@ -130,7 +104,7 @@ public final class LaxInteger {
    * {@code RequestValidationError}): {@code "1 validation error:\n  {'type': 'int_parsing', 'loc':
    * ('body', 'priority'), 'msg': '...', 'input': 'x'}\n"}, the input written as Python writes it.
    */
-  public static String validationError(String field, JsonNode input, Failure failure) {
+  public static String validationError(String field, JsonNode input, PydanticError failure) {
     return validationError(field, input, failure.type(), failure.message());
   }
 

@@ -6,7 +6,7 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import dev.kvroute.core.request.LaxBoolean.Failure;
+import dev.kvroute.core.request.PydanticError;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.nio.charset.StandardCharsets;
@@ -47,17 +47,17 @@ final class LaxBooleanTest {
     "'\"maybe\"' | BOOL_PARSING", "'\" yes\"' | BOOL_PARSING", "'\"yes \"' | BOOL_PARSING", "'\"\"' | BOOL_PARSING",
     "'\"00\"' | BOOL_PARSING", "'\"1.0\"' | BOOL_PARSING", "'\"\\u00fd\"' | BOOL_PARSING", "'\"１\"' | BOOL_PARSING",
     "null | BOOL_TYPE", "[] | BOOL_TYPE", "'{}' | BOOL_TYPE", "'[true]' | BOOL_TYPE"})
-  void refusesWithPydanticsErrorTypes(String json, Failure failure) throws Exception {
+  void refusesWithPydanticsErrorTypes(String json, PydanticError failure) throws Exception {
     assertThat(of(json).failure()).as(json).isEqualTo(failure);
   }
 
   @Test
   void validationErrorReadsAsFastApisTextWithANestedLocation() throws Exception {
     JsonNode maybe = MAPPER.readTree("\"maybe\"");
-    assertThat(LaxBoolean.validationError("stream_options.include_usage", maybe, Failure.BOOL_PARSING)).isEqualTo(
+    assertThat(LaxBoolean.validationError("stream_options.include_usage", maybe, PydanticError.BOOL_PARSING)).isEqualTo(
         "1 validation error:\n  {'type': 'bool_parsing', 'loc': ('body', 'stream_options', 'include_usage'),"
             + " 'msg': 'Input should be a valid boolean, unable to interpret input', 'input': 'maybe'}\n");
-    assertThat(LaxBoolean.validationError("ignore_eos", MAPPER.readTree("null"), Failure.BOOL_TYPE))
+    assertThat(LaxBoolean.validationError("ignore_eos", MAPPER.readTree("null"), PydanticError.BOOL_TYPE))
         .contains("'loc': ('body', 'ignore_eos')").endsWith("'input': None}\n");
   }
 

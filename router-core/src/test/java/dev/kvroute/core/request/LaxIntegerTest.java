@@ -4,7 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import dev.kvroute.core.request.LaxInteger.Failure;
+import dev.kvroute.core.request.PydanticError;
 import org.junit.jupiter.api.Test;
 
 /** pydantic's lax {@code int} as vLLM's request models apply it to {@code priority} and {@code n}. */
@@ -33,29 +33,29 @@ final class LaxIntegerTest {
 
   @Test
   void refusesTheBreakTestsPrioritiesWithPydanticsErrorTypes() throws Exception {
-    assertThat(of("\"x\"").failure()).isEqualTo(Failure.INT_PARSING);
-    assertThat(of("\"\"").failure()).isEqualTo(Failure.INT_PARSING);
-    assertThat(of("\"1.5\"").failure()).isEqualTo(Failure.INT_PARSING);
-    assertThat(of("\"1e9\"").failure()).isEqualTo(Failure.INT_PARSING);
-    assertThat(of("1.5").failure()).isEqualTo(Failure.INT_FROM_FLOAT);
-    assertThat(of("1e99").failure()).isEqualTo(Failure.INT_PARSING_SIZE);
-    assertThat(of("-1e19").failure()).isEqualTo(Failure.INT_PARSING_SIZE);
-    assertThat(of("null").failure()).isEqualTo(Failure.INT_TYPE);
-    assertThat(of("[1]").failure()).isEqualTo(Failure.INT_TYPE);
-    assertThat(of("{}").failure()).isEqualTo(Failure.INT_TYPE);
+    assertThat(of("\"x\"").failure()).isEqualTo(PydanticError.INT_PARSING);
+    assertThat(of("\"\"").failure()).isEqualTo(PydanticError.INT_PARSING);
+    assertThat(of("\"1.5\"").failure()).isEqualTo(PydanticError.INT_PARSING);
+    assertThat(of("\"1e9\"").failure()).isEqualTo(PydanticError.INT_PARSING);
+    assertThat(of("1.5").failure()).isEqualTo(PydanticError.INT_FROM_FLOAT);
+    assertThat(of("1e99").failure()).isEqualTo(PydanticError.INT_PARSING_SIZE);
+    assertThat(of("-1e19").failure()).isEqualTo(PydanticError.INT_PARSING_SIZE);
+    assertThat(of("null").failure()).isEqualTo(PydanticError.INT_TYPE);
+    assertThat(of("[1]").failure()).isEqualTo(PydanticError.INT_TYPE);
+    assertThat(of("{}").failure()).isEqualTo(PydanticError.INT_TYPE);
   }
 
   @Test
   void validationErrorReadsAsFastApisTextWithThePythonInput() throws Exception {
     JsonNode x = MAPPER.readTree("\"x\"");
-    assertThat(LaxInteger.validationError("priority", x, Failure.INT_PARSING)).isEqualTo(
+    assertThat(LaxInteger.validationError("priority", x, PydanticError.INT_PARSING)).isEqualTo(
         "1 validation error:\n  {'type': 'int_parsing', 'loc': ('body', 'priority'), 'msg': 'Input should be a valid"
             + " integer, unable to parse string as an integer', 'input': 'x'}\n");
-    assertThat(LaxInteger.validationError("priority", MAPPER.readTree("1e99"), Failure.INT_PARSING_SIZE))
+    assertThat(LaxInteger.validationError("priority", MAPPER.readTree("1e99"), PydanticError.INT_PARSING_SIZE))
         .endsWith("'input': 1e+99}\n");
-    assertThat(LaxInteger.validationError("priority", MAPPER.readTree("null"), Failure.INT_TYPE))
+    assertThat(LaxInteger.validationError("priority", MAPPER.readTree("null"), PydanticError.INT_TYPE))
         .endsWith("'input': None}\n");
-    assertThat(LaxInteger.validationError("priority", MAPPER.readTree("[1,\"a'b\",{\"k\":false}]"), Failure.INT_TYPE))
+    assertThat(LaxInteger.validationError("priority", MAPPER.readTree("[1,\"a'b\",{\"k\":false}]"), PydanticError.INT_TYPE))
         .endsWith("'input': [1, \"a'b\", {'k': False}]}\n");
   }
 
