@@ -5,7 +5,6 @@ import dev.kvroute.proxy.config.DiscoveryConfig;
 import dev.kvroute.proxy.config.ProxyConfig;
 import io.netty.bootstrap.Bootstrap;
 import io.netty.bootstrap.ServerBootstrap;
-import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelFutureListener;
@@ -16,9 +15,6 @@ import io.netty.channel.EventLoopGroup;
 import io.netty.channel.SimpleChannelInboundHandler;
 import io.netty.channel.socket.SocketChannel;
 import io.netty.handler.codec.http.DefaultFullHttpRequest;
-import io.netty.handler.codec.http.DefaultFullHttpResponse;
-import io.netty.handler.codec.http.DefaultHttpContent;
-import io.netty.handler.codec.http.DefaultHttpResponse;
 import io.netty.handler.codec.http.FullHttpRequest;
 import io.netty.handler.codec.http.FullHttpResponse;
 import io.netty.handler.codec.http.HttpHeaderNames;
@@ -27,8 +23,6 @@ import io.netty.handler.codec.http.HttpHeaderValues;
 import io.netty.handler.codec.http.HttpHeaders;
 import io.netty.handler.codec.http.HttpMethod;
 import io.netty.handler.codec.http.HttpObjectAggregator;
-import io.netty.handler.codec.http.HttpResponse;
-import io.netty.handler.codec.http.HttpResponseStatus;
 import io.netty.handler.codec.http.HttpServerCodec;
 import io.netty.handler.codec.http.HttpUtil;
 import io.netty.handler.codec.http.HttpVersion;
@@ -86,7 +80,7 @@ public final class SelfWarmUp {
   /** What a Prometheus scrape and an orchestrator's probes ask for, in turn. */
   private static final String[] PROBES = {"/metrics", "/health", "/metrics", "/ready"};
   /** Requests a warm-up connection (client side) or a zero-cost backend connection serves before it is closed. */
-  private static final int REQUESTS_PER_CONNECTION = 100;
+  static final int REQUESTS_PER_CONNECTION = 100;
   /** Zero-cost backends: enough for the policy to choose, balance and match. */
   private static final int BACKENDS = 4;
   private static final String[] WORDS = ("prefill decode cache block page token replica router prompt history "
@@ -140,7 +134,7 @@ public final class SelfWarmUp {
       List<URI> urls = new ArrayList<>();
       for (int i = 0; i < BACKENDS; i++) {
         // half the backends spell their reply headers as vLLM's uvicorn does, half as nginx or Envoy
-        ReplyStyle style = i % 2 == 0 ? ReplyStyle.UVICORN : ReplyStyle.NGINX;
+        ZeroCostBackend.ReplyStyle style = i % 2 == 0 ? ZeroCostBackend.ReplyStyle.UVICORN : ZeroCostBackend.ReplyStyle.NGINX;
         Channel backend = new ServerBootstrap()
             .group(backendLoop)
             .channel(transport.serverChannel())
@@ -525,156 +519,5 @@ public final class SelfWarmUp {
       sb.append(WORDS[r.nextInt(WORDS.length)]).append(r.nextInt(1000));
     }
     return sb.toString();
-  }
-
-  /**
-   * Answers like a vLLM server at zero cost: {@code /health}, {@code /v1/models} (one model,
-   * {@value #MODEL}), a {@code /metrics} of an idle engine, and every other request a completion
-   * with usage (counts of 1 to 5 digits), as JSON or (when the body asks to stream) as SSE: {@value
-   * #STREAMED_CHUNKS} content chunks, each flushed on its own, then a usage chunk and {@code [DONE]};
-   * its headers spelled as {@code style} says.
-   */
-  private static final class ZeroCostBackend extends SimpleChannelInboundHandler<FullHttpRequest> {
-    /** Content chunks of a streamed reply before its usage chunk, each flushed on its own as an engine's tokens. */
-    static final int STREAMED_CHUNKS = 8;
-    private final ReplyStyle style;
-    /** Completions answered on this connection; every {@value #REQUESTS_PER_CONNECTION}th closes it. */
-    private int answered;
-
-    ZeroCostBackend(ReplyStyle style) {
-      this.style = style;
-    }
-
-    private static final byte[] MODELS = ("{\"object\":\"list\",\"data\":[{\"id\":\"" + MODEL
-        + "\",\"object\":\"model\",\"owned_by\":\"vllm\",\"max_model_len\":131072}]}").getBytes(StandardCharsets.UTF_8);
-    /** An idle engine's load, so that load scraping reads it (and logs no warning about it). */
-    private static final byte[] METRICS = ("vllm:num_requests_running{model_name=\"" + MODEL + "\"} 0.0\n"
-        + "vllm:num_requests_waiting{model_name=\"" + MODEL + "\"} 0.0\n").getBytes(StandardCharsets.UTF_8);
-    /**
-     * Completions with usage counts of 1 to 5 digits, as real replies' vary; most without {@code
-     * prompt_tokens_details} (vLLM's default), one with a cache hit as large as the prompt (vLLM with
-     * {@code --enable-prompt-tokens-details}). Never {@code cached_tokens: 0} on a long prompt: the
-     * index's usage correction would then empty the backend's view after every reply, a path real
-     * traffic hardly takes.
-     */
-    private static final byte[][] COMPLETIONS = {completion(5000, 1, -1), completion(23817, 16, 23808),
-        completion(812, 256, -1), completion(14, 1024, -1)};
-    private static final byte[] CHUNK = ("data: {\"id\":\"chatcmpl-0\",\"object\":\"chat.completion.chunk\",\"created\":1,"
-        + "\"model\":\"" + MODEL + "\",\"choices\":[{\"index\":0,\"delta\":{\"content\":\"ok\"},\"finish_reason\":null}]}\n\n")
-        .getBytes(StandardCharsets.UTF_8);
-    private static final byte[] USAGE = ("data: {\"id\":\"chatcmpl-0\",\"object\":\"chat.completion.chunk\",\"created\":1,"
-        + "\"model\":\"" + MODEL + "\",\"choices\":[],\"usage\":{\"prompt_tokens\":5000,\"completion_tokens\":8,"
-        + "\"total_tokens\":5008}}\n\ndata: [DONE]\n\n")
-        .getBytes(StandardCharsets.UTF_8);
-
-    /** A completion's JSON; {@code cached < 0}: no {@code prompt_tokens_details}. */
-    private static byte[] completion(int prompt, int completion, int cached) {
-      return ("{\"id\":\"chatcmpl-0\",\"object\":\"chat.completion\",\"created\":1,"
-          + "\"model\":\"" + MODEL + "\",\"choices\":[{\"index\":0,\"message\":{\"role\":\"assistant\",\"content\":\"ok\"},"
-          + "\"finish_reason\":\"length\"}],\"usage\":{\"prompt_tokens\":" + prompt + ",\"completion_tokens\":" + completion
-          + ",\"total_tokens\":" + (prompt + completion)
-          + (cached < 0 ? "" : ",\"prompt_tokens_details\":{\"cached_tokens\":" + cached + "}") + "}}")
-          .getBytes(StandardCharsets.UTF_8);
-    }
-
-    @Override
-    protected void channelRead0(ChannelHandlerContext ctx, FullHttpRequest req) {
-      String path = req.uri();
-      if (path.startsWith("/v1/models")) {
-        full(ctx, "application/json", MODELS);
-      } else if (path.startsWith("/metrics")) {
-        full(ctx, "text/plain; version=0.0.4", METRICS);
-      } else if (path.startsWith("/health")) {
-        full(ctx, "text/plain", new byte[0]);
-      } else if (path.startsWith("/tokenize")) {
-        full(ctx, "application/json", tokens(req)); // --tokenizer engine warms up too
-      } else if (streams(req.content())) {
-        HttpResponse head = new DefaultHttpResponse(HttpVersion.HTTP_1_1, HttpResponseStatus.OK);
-        style.head(head.headers(), "text/event-stream; charset=utf-8", -1);
-        ctx.write(head);
-        for (int i = 0; i < STREAMED_CHUNKS; i++) {
-          ctx.writeAndFlush(new DefaultHttpContent(Unpooled.wrappedBuffer(CHUNK)));
-        }
-        ctx.writeAndFlush(new io.netty.handler.codec.http.DefaultLastHttpContent(Unpooled.wrappedBuffer(USAGE)));
-      } else {
-        byte[] completion = COMPLETIONS[answered % COMPLETIONS.length];
-        ByteBuf content = Unpooled.wrappedBuffer(completion);
-        FullHttpResponse r = new DefaultFullHttpResponse(HttpVersion.HTTP_1_1, HttpResponseStatus.OK, content);
-        style.head(r.headers(), "application/json", completion.length);
-        if (++answered % REQUESTS_PER_CONNECTION == 0) {
-          // the proxy then opens a new upstream connection, as after an engine's keep-alive limit
-          r.headers().set(HttpHeaderNames.CONNECTION, HttpHeaderValues.CLOSE);
-          ctx.writeAndFlush(r).addListener(ChannelFutureListener.CLOSE);
-        } else {
-          ctx.writeAndFlush(r);
-        }
-      }
-    }
-
-    /** Whether a chat body asks to stream, compact or spaced ({@code "stream":true}, {@code "stream": true}). */
-    private static boolean streams(ByteBuf body) {
-      String s = body.toString(StandardCharsets.UTF_8);
-      return s.contains("\"stream\":true") || s.contains("\"stream\": true");
-    }
-
-    @Override
-    public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
-      ctx.close(); // the proxy reset the connection (it closes its pool at the end): nothing to report
-    }
-
-    /** A {@code /tokenize} answer: one made-up token per 4 bytes of the body, the same for the same bytes. */
-    private static byte[] tokens(FullHttpRequest req) {
-      ByteBuf body = req.content();
-      StringBuilder sb = new StringBuilder("{\"count\":0,\"max_model_len\":131072,\"tokens\":[");
-      for (int i = body.readerIndex(); i + 4 <= body.writerIndex(); i += 4) {
-        sb.append(i == body.readerIndex() ? "" : ",").append(body.getInt(i) & 0xffff);
-      }
-      if (body.readableBytes() < 4) {
-        sb.append('0');
-      }
-      return sb.append("]}").toString().getBytes(StandardCharsets.UTF_8);
-    }
-
-    private void full(ChannelHandlerContext ctx, String type, byte[] body) {
-      ByteBuf content = Unpooled.wrappedBuffer(body);
-      FullHttpResponse r = new DefaultFullHttpResponse(HttpVersion.HTTP_1_1, HttpResponseStatus.OK, content);
-      style.head(r.headers(), type, body.length);
-      ctx.writeAndFlush(r);
-    }
-  }
-
-  /** How a backend spells its reply headers (case-insensitive in HTTP, other branches in the proxy). */
-  enum ReplyStyle {
-    /** vLLM's and SGLang's server (uvicorn, h11): lower case, {@code date} and {@code server} first. */
-    UVICORN {
-      @Override
-      void head(HttpHeaders h, String type, int length) {
-        h.set("date", DATE).set("server", "uvicorn");
-        if (length >= 0) {
-          h.setInt("content-length", length);
-        } else {
-          h.set("transfer-encoding", "chunked");
-        }
-        h.set("content-type", type);
-      }
-    },
-    /** nginx, Envoy and most proxies in front of engines: capitalized, with {@code Connection}. */
-    NGINX {
-      @Override
-      void head(HttpHeaders h, String type, int length) {
-        h.set("Server", "nginx").set("Date", DATE).set("Content-Type", type);
-        if (length >= 0) {
-          h.setInt("Content-Length", length);
-        } else {
-          h.set("Transfer-Encoding", "chunked");
-        }
-        h.set("Connection", "keep-alive");
-      }
-    };
-
-    private static final String DATE = "Wed, 02 Dec 2026 07:00:00 GMT";
-
-    /** The reply's headers: {@code length < 0} for a chunked (streamed) reply. */
-    abstract void head(HttpHeaders h, String type, int length);
   }
 }
