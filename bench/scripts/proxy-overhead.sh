@@ -12,21 +12,26 @@
 #              new message), sent in rotation, so cache-aware routing sees real shared prefixes.
 #   targets    direct (wrk to one backend), nginx (proxy_pass, upstream keepalive), HAProxy
 #              (roundrobin, http-reuse always), kvroute round-robin, kvroute cache-aware. Each proxy
-#              runs alone, pinned to PROXY_CPU, with one worker (nginx worker_processes 1, HAProxy
+#              is loaded alone (the others idle), pinned to PROXY_CPU, with one worker (nginx worker_processes 1, HAProxy
 #              nbthread 1, kvroute --event-loop-threads 1; the JVM sees one CPU).
 #
-# For each target: steady throughput (wrk, CONNS connections, DUR seconds after a warm-up of WARM
-# seconds), p50/p99 latency at half of nginx's steady rate (wrk, think time per connection), CPU per request
-# (the proxy's utime+stime over the steady run), RSS after it, and for kvroute the heap allocated per
-# request (jvm_gc_memory_allocated_bytes_total) and, from a fresh start, the throughput and p99 of
-# each of the first 10 seconds after /ready answers 200 (ten consecutive 1-second wrk runs).
+# Every proxy is started once and stays up. For each target: steady throughput as the median of
+# ROUNDS rounds (each round one DUR-second wrk run of every proxy in turn, CONNS connections, so
+# that the runs of one round meet the same minutes of the machine; the range and each round's ratios
+# are printed too), CPU per request (the proxy's utime+stime over each steady run, median), p50/p99
+# latency at half of nginx's median steady rate (wrk, think time per connection), RSS after the
+# rounds, and for kvroute the heap allocated per request over the steady runs
+# (jvm_gc_memory_allocated_bytes_total) and, from a fresh start, the throughput and p99 of each of
+# the first 10 seconds after /ready answers 200 (ten consecutive 1-second wrk runs; then a warm-up
+# run of WARM seconds).
 #
 # Prints a Markdown table with the ratios to nginx, keeps the raw wrk output under OUT, and replaces
 # the section between the proxy-overhead markers in DOC (docs/performance.md) unless DOC=-.
-# Loopback only; bounded (about 4 minutes, --quick about 1.5).
+# Loopback only; bounded (about 9 minutes, --quick about 3).
 #
 # Usage: bench/scripts/proxy-overhead.sh [--quick]
-# Env:   DUR (20), WARM (kvroute's warm-up, 40; others 5), CONNS (32), BASE_PORT (18600),
+# Env:   DUR (20), ROUNDS (3), WARM (kvroute's warm-up, 40; others 5), CONNS (32), BASE_PORT (18600:
+#        backends +1..+4, nginx +10, HAProxy +11, kvroute round-robin +12, cache-aware +13),
 #        PROXY_CPU (0), LOAD_CPU (1), OUT (bench-report/proxy-overhead), DOC (docs/performance.md),
 #        KVROUTE_JAVA_OPTS (the launcher's JVM options), KVROUTE_FLAGS (extra serve flags),
 #        PACING (random: each connection's think time is drawn afresh, so sends arrive apart, at the
@@ -37,6 +42,7 @@ cd "$(dirname "$0")/../.."
 root=$(pwd)
 
 DUR=${DUR:-20}
+ROUNDS=${ROUNDS:-3}
 WARM=${WARM:-40}
 CONNS=${CONNS:-32}
 BASE_PORT=${BASE_PORT:-18600}
@@ -183,90 +189,35 @@ taskset -c "$LOAD_CPU" nginx -c "$work/backends.conf" -p "$work" &
 pids+=($!)
 for p in "${BACKENDS[@]}"; do wait_ready "http://127.0.0.1:$p/health"; done
 
-rows=()
-measure() { # label port pid rate_for_paced(0 = skip) -> appends a row; sets STEADY
-  local label=$1 port=$2 pid=$3 rate=$4
-  local c0 c1 r p50 p99 rss req rps cpu_us
-  c0=$(cpu_ticks "$pid")
-  r=$(load "$port" "$DUR")
-  c1=$(cpu_ticks "$pid")
+steady() { # port pid -> "req/s cpu_us_per_request requests" (cpu "-" for pid 0); one DUR-second run
+  local c0=0 c1=0 r req rps cpu=-
+  [ "$2" != 0 ] && c0=$(cpu_ticks "$2")
+  r=$(load "$1" "$DUR")
+  [ "$2" != 0 ] && c1=$(cpu_ticks "$2")
   req=$(field requests "$r")
   rps=$(( req * 1000000 / $(field duration_us "$r") ))
-  STEADY=$rps
-  cpu_us=-
-  [ "$pid" != 0 ] && [ "$req" -gt 0 ] && cpu_us=$(( (c1 - c0) * 1000000 / HZ / req ))
-  rss=-
-  [ "$pid" != 0 ] && rss=$(( $(rss_kib "$pid") / 1024 ))
-  p50=- p99=- prate=-
-  if [ "$rate" -gt 0 ]; then
-    # closed loop with think time: rate = CONNS / (think + latency). A 3-second probe at
-    # think = CONNS / rate measures the target's mean latency at about that load; the measured run
-    # thinks that much less, so every target is paced to the same rate whatever its latency
-    local pace q
-    pace=$(awk -v c="$CONNS" -v r="$rate" 'BEGIN {printf "%.3f", c * 1000 / r}')
-    if [ "$PACING" != fixed ]; then
-      q=$(load "$port" 3 "$pace")
-      pace=$(awk -v p="$pace" -v m="$(field mean_us "$q")" 'BEGIN {p -= m / 1000; printf "%.3f", (p > 0.05 ? p : 0.05)}')
-    fi
-    q=$(load "$port" "$DUR" "$pace")
-    p50=$(awk -v u="$(field p50_us "$q")" 'BEGIN {printf "%.2f", u / 1000}')
-    p99=$(awk -v u="$(field p99_us "$q")" 'BEGIN {printf "%.2f", u / 1000}')
-    prate=$(( $(field requests "$q") * 1000000 / $(field duration_us "$q") ))
+  [ "$2" != 0 ] && [ "$req" -gt 0 ] && cpu=$(( (c1 - c0) * 1000000 / HZ / req ))
+  if [ "$(field errors "$r")" != 0 ] || [ "$(field non2xx "$r")" != 0 ]; then
+    echo "proxy-overhead: port $1: $(field errors "$r") errors, $(field non2xx "$r") non-2xx" >&2
   fi
-  echo "$label: steady $rps req/s (errors $(field errors "$r"), non-2xx $(field non2xx "$r")), cpu/req ${cpu_us} us, rss ${rss} MiB, paced ${prate} req/s p50 ${p50} ms p99 ${p99} ms" >&2
-  ROW="$label|$rps|$cpu_us|$p50|$p99|$prate|$rss"
+  echo "$rps $cpu $req"
 }
-
-# ---- direct ----
-load "${BACKENDS[0]}" 5 >/dev/null
-measure direct "${BACKENDS[0]}" 0 0
-direct_row=$ROW
-
-# ---- nginx ----
-{
-  echo "worker_processes 1; pid $work/nginx.pid; error_log $work/nginx.err; daemon off;"
-  echo "events { worker_connections 4096; }"
-  echo "http { access_log off; client_max_body_size 64m; client_body_buffer_size 128k; keepalive_requests 1000000;"
-  echo " upstream fleet { $(printf 'server 127.0.0.1:%s; ' "${BACKENDS[@]}") keepalive 64; }"
-  echo " server { listen 127.0.0.1:$NGINX_PORT;"
-  echo "  location / { proxy_pass http://fleet; proxy_http_version 1.1; proxy_set_header Connection \"\"; } }"
-  echo "}"
-} >"$work/nginx.conf"
-taskset -c "$PROXY_CPU" nginx -c "$work/nginx.conf" -p "$work" &
-nginx_pid=$!
-pids+=("$nginx_pid")
-wait_ready "http://127.0.0.1:$NGINX_PORT/health"
-load "$NGINX_PORT" 5 >/dev/null
-measure nginx "$NGINX_PORT" "$nginx_pid" 0
-NGINX_MAX=$STEADY
-HALF=$(( NGINX_MAX / 2 ))
-measure nginx "$NGINX_PORT" "$nginx_pid" "$HALF"
-nginx_row=$ROW
-kill "$nginx_pid"; wait "$nginx_pid" 2>/dev/null || true
-
-# ---- direct again, paced at the same rate (the baseline of the added latency) ----
-measure direct "${BACKENDS[0]}" 0 "$HALF"
-direct_row=$ROW
-
-# ---- HAProxy ----
-{
-  echo "global"; echo "  nbthread 1"; echo "  maxconn 4096"
-  echo "defaults"; echo "  mode http"; echo "  timeout connect 3s"; echo "  timeout client 60s"; echo "  timeout server 60s"
-  echo "  http-reuse always"
-  echo "frontend fe"; echo "  bind 127.0.0.1:$HAPROXY_PORT"; echo "  default_backend fleet"
-  echo "backend fleet"; echo "  balance roundrobin"
-  for i in "${!BACKENDS[@]}"; do echo "  server b$i 127.0.0.1:${BACKENDS[$i]}"; done
-} >"$work/haproxy.cfg"
-taskset -c "$PROXY_CPU" haproxy -db -f "$work/haproxy.cfg" >"$work/haproxy.log" 2>&1 &
-haproxy_pid=$!
-pids+=("$haproxy_pid")
-wait_ready "http://127.0.0.1:$HAPROXY_PORT/health"
-load "$HAPROXY_PORT" 5 >/dev/null
-measure haproxy "$HAPROXY_PORT" "$haproxy_pid" "$HALF"
-haproxy_row=$ROW
-kill "$haproxy_pid"; wait "$haproxy_pid" 2>/dev/null || true
-
-# ---- kvroute ----
+paced() { # port rate -> "p50_ms p99_ms paced_req/s"
+  # closed loop with think time: rate = CONNS / (think + latency). A 3-second probe at
+  # think = CONNS / rate measures the target's mean latency at about that load; the measured run
+  # thinks that much less, so every target is paced to the same rate whatever its latency
+  local pace q
+  pace=$(awk -v c="$CONNS" -v r="$2" 'BEGIN {printf "%.3f", c * 1000 / r}')
+  if [ "$PACING" != fixed ]; then
+    q=$(load "$1" 3 "$pace")
+    pace=$(awk -v p="$pace" -v m="$(field mean_us "$q")" 'BEGIN {p -= m / 1000; printf "%.3f", (p > 0.05 ? p : 0.05)}')
+  fi
+  q=$(load "$1" "$DUR" "$pace")
+  echo "$(awk -v u="$(field p50_us "$q")" 'BEGIN {printf "%.2f", u / 1000}') $(awk -v u="$(field p99_us "$q")" 'BEGIN {printf "%.2f", u / 1000}') $(( $(field requests "$q") * 1000000 / $(field duration_us "$q") ))"
+}
+median() { # numbers -> their median (the lower of the middle two for an even count)
+  tr ' ' '\n' <<<"$*" | grep -E '^[0-9]+$' | sort -n | awk '{a[NR] = $1} END {print (NR ? a[int((NR + 1) / 2)] : "-")}'
+}
 first_seconds() { # port -> "rps/p99 ..." for each of the first 10 seconds after /ready
   local s out="" r
   for s in $(seq 1 10); do
@@ -278,58 +229,132 @@ first_seconds() { # port -> "rps/p99 ..." for each of the first 10 seconds after
 allocated() { # port -> bytes allocated on the heap so far
   curl -s "http://127.0.0.1:$1/metrics" | awk '/^jvm_gc_memory_allocated_bytes_total/ {printf "%.0f", $2}'
 }
-kv_rows=()
-warm_rows=()
-for policy in round-robin cache-aware; do
-  taskset -c "$PROXY_CPU" ./kvroute serve --bind 127.0.0.1 --port "$KVROUTE_PORT" --admin-port -1 \
+
+# ---- direct: one backend, no proxy ----
+load "${BACKENDS[0]}" 5 >/dev/null
+read -r direct_rps _ _ <<<"$(steady "${BACKENDS[0]}" 0)"
+echo "direct: $direct_rps req/s" >&2
+
+# ---- every proxy started once and left up (idle but for its own runs), each warmed ----
+labels=(nginx haproxy "kvroute round-robin" "kvroute cache-aware")
+ports=("$NGINX_PORT" "$HAPROXY_PORT" "$KVROUTE_PORT" "$((KVROUTE_PORT + 1))")
+procs=()
+{
+  echo "worker_processes 1; pid $work/nginx.pid; error_log $work/nginx.err; daemon off;"
+  echo "events { worker_connections 4096; }"
+  echo "http { access_log off; client_max_body_size 64m; client_body_buffer_size 128k; keepalive_requests 1000000;"
+  echo " upstream fleet { $(printf 'server 127.0.0.1:%s; ' "${BACKENDS[@]}") keepalive 64; }"
+  echo " server { listen 127.0.0.1:$NGINX_PORT;"
+  echo "  location / { proxy_pass http://fleet; proxy_http_version 1.1; proxy_set_header Connection \"\"; } }"
+  echo "}"
+} >"$work/nginx.conf"
+taskset -c "$PROXY_CPU" nginx -c "$work/nginx.conf" -p "$work" &
+procs+=($!)
+{
+  echo "global"; echo "  nbthread 1"; echo "  maxconn 4096"
+  echo "defaults"; echo "  mode http"; echo "  timeout connect 3s"; echo "  timeout client 60s"; echo "  timeout server 60s"
+  echo "  http-reuse always"
+  echo "frontend fe"; echo "  bind 127.0.0.1:$HAPROXY_PORT"; echo "  default_backend fleet"
+  echo "backend fleet"; echo "  balance roundrobin"
+  for i in "${!BACKENDS[@]}"; do echo "  server b$i 127.0.0.1:${BACKENDS[$i]}"; done
+} >"$work/haproxy.cfg"
+taskset -c "$PROXY_CPU" haproxy -db -f "$work/haproxy.cfg" >"$work/haproxy.log" 2>&1 &
+procs+=($!)
+pids+=("${procs[@]}")
+for k in 0 1; do
+  wait_ready "http://127.0.0.1:${ports[$k]}/health"
+  load "${ports[$k]}" 5 >/dev/null
+done
+# kvroute: from a fresh start, each of the first 10 seconds after /ready answers 200; then the
+# warm-up run (the first policy's JVM idles beside the second's start)
+firsts=()
+for k in 2 3; do
+  policy=${labels[$k]#kvroute }
+  taskset -c "$PROXY_CPU" ./kvroute serve --bind 127.0.0.1 --port "${ports[$k]}" --admin-port -1 \
     --event-loop-threads 1 --policy "$policy" "${EXTRA[@]}" \
     $(printf -- '--backend http://127.0.0.1:%s ' "${BACKENDS[@]}") >"$OUT/kvroute-$policy.log" 2>&1 &
-  kv_pid=$!
-  pids+=("$kv_pid")
-  wait_ready "http://127.0.0.1:$KVROUTE_PORT/ready"
-  firsts=$(first_seconds "$KVROUTE_PORT")
-  load "$KVROUTE_PORT" "$WARM" >/dev/null
-  a0=$(allocated "$KVROUTE_PORT")
-  measure "kvroute $policy" "$KVROUTE_PORT" "$kv_pid" 0
-  a1=$(allocated "$KVROUTE_PORT")
-  steady_row=$ROW
-  steady_rps=$STEADY
-  alloc=$(awk -v a="$a0" -v b="$a1" -v n="$(( steady_rps * DUR ))" 'BEGIN {if (n > 0) printf "%.0f", (b - a) / n / 1024; else print "-"}')
-  measure "kvroute $policy" "$KVROUTE_PORT" "$kv_pid" "$HALF"
-  # steady figures from the unpaced run, latency from the paced one
-  IFS='|' read -r _ s_rps s_cpu _ _ _ s_rss <<<"$steady_row"
-  IFS='|' read -r _ _ _ q50 q99 qrate _ <<<"$ROW"
-  kv_rows+=("kvroute $policy|$s_rps|$s_cpu|$q50|$q99|$qrate|$s_rss|$alloc")
-  warm_rows+=("kvroute $policy|$firsts|$s_rps")
-  kill "$kv_pid"; wait "$kv_pid" 2>/dev/null || true
+  procs+=($!)
+  pids+=($!)
+  wait_ready "http://127.0.0.1:${ports[$k]}/ready"
+  firsts[$k]=$(first_seconds "${ports[$k]}")
+  load "${ports[$k]}" "$WARM" >/dev/null
 done
+
+# ---- steady throughput: ROUNDS rounds, each target once per round, in turn ----
+# One run per target cannot tell a change from the run-to-run spread of the baseline (nginx measured
+# 13,400 to 17,800 req/s in single runs of the same build); alternated rounds meet the same minutes of
+# the machine, and the report gives each target's median and its range.
+rps_of=() cpu_of=() alloc_b=() alloc_n=() round_rows=()
+for round in $(seq 1 "$ROUNDS"); do
+  line="$round"
+  for k in "${!labels[@]}"; do
+    kv=0
+    [[ ${labels[$k]} == kvroute* ]] && kv=1 && a0=$(allocated "${ports[$k]}")
+    read -r rps cpu req <<<"$(steady "${ports[$k]}" "${procs[$k]}")"
+    if [ "$kv" = 1 ]; then
+      alloc_b[$k]=$(( ${alloc_b[$k]:-0} + $(allocated "${ports[$k]}") - a0 ))
+      alloc_n[$k]=$(( ${alloc_n[$k]:-0} + req ))
+    fi
+    rps_of[$k]+=" $rps"
+    cpu_of[$k]+=" $cpu"
+    line+="|$rps|$cpu"
+    echo "round $round, ${labels[$k]}: $rps req/s, cpu/req $cpu us" >&2
+  done
+  round_rows+=("$line")
+done
+
+# ---- latency at half of nginx's median steady rate, every target (direct: the baseline) ----
+HALF=$(( $(median "${rps_of[0]}") / 2 ))
+read -r d50 d99 d_rate <<<"$(paced "${BACKENDS[0]}" "$HALF")"
+for k in "${!labels[@]}"; do
+  read -r p50 p99 prate <<<"$(paced "${ports[$k]}" "$HALF")"
+  rss=$(( $(rss_kib "${procs[$k]}") / 1024 ))
+  alloc=-
+  [ -n "${alloc_n[$k]:-}" ] && [ "${alloc_n[$k]}" -gt 0 ] && alloc=$(awk -v a="${alloc_b[$k]}" -v n="${alloc_n[$k]}" 'BEGIN {printf "%.0f", a / n / 1024}')
+  rows[$k]="$p50|$p99|$prate|$rss|$alloc"
+  echo "${labels[$k]}: paced $prate req/s p50 $p50 ms p99 $p99 ms, rss $rss MiB" >&2
+done
+cleanup
 
 # ---- report ----
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN {if (a ~ /^[0-9.]+$/ && b > 0) printf "%.2fx", a / b; else print "-"}'; }
 added() { awk -v a="$1" -v b="$2" 'BEGIN {if (a ~ /^[0-9.]+$/ && b ~ /^[0-9.]+$/) printf "%+.2f", a - b; else print "-"}'; }
-IFS='|' read -r _ _ _ d50 d99 _ _ <<<"$direct_row"
-IFS='|' read -r _ n_rps n_cpu _ _ _ _ <<<"$nginx_row"
+range() { tr ' ' '\n' <<<"$*" | grep -E '^[0-9]+$' | sort -n | awk 'NR == 1 {lo = $1} {hi = $1} END {print lo "–" hi}'; }
+n_rps=$(median "${rps_of[0]}")
+n_cpu=$(median "${cpu_of[0]}")
 report=$work/report.md
 {
   echo "Run $(date -u +%Y-%m-%dT%H:%MZ) at $(git rev-parse --short HEAD)$(git diff --quiet HEAD -- . 2>/dev/null || echo '+changes'): $(nproc) cores, $(java -version 2>&1 | head -1),"
   echo "load average $(cut -d' ' -f1-3 /proc/loadavg); $CONNS connections, ${DUR} s per measured run, 64 bodies of ~22 KB;"
-  echo "latency at ${HALF} req/s (half of nginx's steady rate; think times: $PACING)."
+  echo "steady figures: the median of $ROUNDS rounds, each round one run of every proxy in turn;"
+  echo "latency at ${HALF} req/s (half of nginx's median steady rate; think times: $PACING)."
   echo
-  echo "| target | req/s (steady) | vs nginx | CPU/request (µs) | vs nginx | paced req/s | p50 (ms) | p99 (ms) | p99 added over direct (ms) | RSS (MiB) | heap alloc/request (KiB) |"
-  echo "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
-  for row in "$direct_row" "$nginx_row" "$haproxy_row" "${kv_rows[@]}"; do
-    IFS='|' read -r label rps cpu p50 p99 prate rss alloc <<<"$row"
-    echo "| $label | $rps | $(ratio "$rps" "$n_rps") | $cpu | $(ratio "$cpu" "$n_cpu") | $prate | $p50 | $p99 | $(added "$p99" "$d99") | $rss | ${alloc:--} |"
+  echo "| target | req/s (steady, median) | range over the rounds | vs nginx | CPU/request (µs) | vs nginx | paced req/s | p50 (ms) | p99 (ms) | p99 added over direct (ms) | RSS (MiB) | heap alloc/request (KiB) |"
+  echo "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+  echo "| direct | $direct_rps | - | $(ratio "$direct_rps" "$n_rps") | - | - | $d_rate | $d50 | $d99 | +0.00 | - | - |"
+  for k in "${!labels[@]}"; do
+    IFS='|' read -r p50 p99 prate rss alloc <<<"${rows[$k]}"
+    rps=$(median "${rps_of[$k]}")
+    cpu=$(median "${cpu_of[$k]}")
+    echo "| ${labels[$k]} | $rps | $(range "${rps_of[$k]}") | $(ratio "$rps" "$n_rps") | $cpu | $(ratio "$cpu" "$n_cpu") | $prate | $p50 | $p99 | $(added "$p99" "$d99") | $rss | $alloc |"
   done
   echo
-  echo "First 10 seconds after \`/ready\` answered 200 (fresh JVM; req/s / p99 ms of each second; share of steady):"
+  echo "Each round (req/s / CPU µs per request; the ratios to that round's nginx):"
+  echo
+  echo "| round | nginx | HAProxy | kvroute round-robin | kvroute cache-aware | round-robin vs nginx | cache-aware vs nginx |"
+  echo "|---|---:|---:|---:|---:|---:|---:|"
+  for line in "${round_rows[@]}"; do
+    IFS='|' read -r round nr nc hr hc rr rc cr cc <<<"$line"
+    echo "| $round | $nr / $nc | $hr / $hc | $rr / $rc | $cr / $cc | $(ratio "$rr" "$nr") | $(ratio "$cr" "$nr") |"
+  done
+  echo
+  echo "First 10 seconds after \`/ready\` answered 200 (fresh JVM; req/s / p99 ms of each second; share of the median steady rate):"
   echo
   echo "| target | 1 | 2 | 3 | 4 | 5 | 6 | 7 | 8 | 9 | 10 | slowest second vs steady |"
   echo "|---|---|---|---|---|---|---|---|---|---|---|---:|"
-  for row in "${warm_rows[@]}"; do
-    IFS='|' read -r label firsts steady <<<"$row"
-    min=$(tr ' ' '\n' <<<"$firsts" | grep . | cut -d/ -f1 | sort -n | head -1)
-    echo "| $label | $(tr ' ' '\n' <<<"$firsts" | grep . | paste -sd'|' | sed 's/|/ | /g') | $(ratio "$min" "$steady") |"
+  for k in 2 3; do
+    min=$(tr ' ' '\n' <<<"${firsts[$k]}" | grep . | cut -d/ -f1 | sort -n | head -1)
+    echo "| ${labels[$k]} | $(tr ' ' '\n' <<<"${firsts[$k]}" | grep . | paste -sd'|' | sed 's/|/ | /g') | $(ratio "$min" "$(median "${rps_of[$k]}")") |"
   done
 } >"$report"
 cat "$report"

@@ -291,6 +291,46 @@ class ChatBodyScannerTest {
     }
   }
 
+  @Test
+  void everyRawByteValueIsJudgedAtEveryPositionOfAStepOrHashGroup() throws Exception {
+    // the word test for a special byte (quote, backslash, control, non-ASCII) borrows across
+    // bytes: each value, alone among plain bytes, must be caught (or let through) wherever it falls
+    for (int v = 0; v < 256; v++) {
+      if (v == '"' || v == '\\') {
+        continue;
+      }
+      for (int before = 0; before < 70; before++) {
+        for (int after : new int[] {0, 1, 8, 29, 40}) {
+          ByteArrayOutputStream out = new ByteArrayOutputStream();
+          out.writeBytes(("{\"messages\":[{\"role\":\"user\",\"content\":\"" + "a".repeat(before))
+              .getBytes(StandardCharsets.UTF_8));
+          out.write(v);
+          out.writeBytes(("~".repeat(after) + "\",\"x\":\"" + "c".repeat(before))
+              .getBytes(StandardCharsets.UTF_8));
+          out.write(v);
+          out.writeBytes(("}".repeat(after) + "\"}]}").getBytes(StandardCharsets.UTF_8));
+          byte[] body = out.toByteArray();
+          String what = "byte " + v + " after " + before + " plain bytes, " + after + " after it";
+          for (boolean hash : new boolean[] {true, false}) {
+            JsonRequestParser.Body fast =
+                ChatBodyScanner.read(body, 0, body.length, MAX_STRING, hash);
+            if (v < 0x20 || v > 0x7F) {
+              // a raw control byte, or a lone byte of a multi-byte UTF-8 sequence: not plain JSON
+              assertThat(fast).as(what).isNull();
+            } else {
+              assertThat(fast).as(what).isNotNull();
+              if (hash) { // without, the spans carry no hash to compare
+                assertSameBody(
+                    fast, parser.readWithJackson(Endpoint.CHAT_COMPLETIONS, body, 0, body.length),
+                    what);
+              }
+            }
+          }
+        }
+      }
+    }
+  }
+
   private static void assertSameBody(
       JsonRequestParser.Body fast, JsonRequestParser.Body slow, String what) {
     assertThat(fast.root).as(what).isEqualTo(slow.root);
