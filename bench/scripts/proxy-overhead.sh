@@ -16,9 +16,9 @@
 #              nbthread 1, kvroute --event-loop-threads 1; the JVM sees one CPU).
 #
 # Every proxy is started once and stays up. For each target: steady throughput as the median of
-# ROUNDS rounds (each round one DUR-second wrk run of every proxy in turn, CONNS connections, so
-# that the runs of one round meet the same minutes of the machine; the range and each round's ratios
-# are printed too), CPU per request (the proxy's utime+stime over each steady run, median), p50/p99
+# ROUNDS rounds (each round one DUR-second wrk run of every proxy in turn, after 2 unmeasured
+# seconds, CONNS connections, so that the runs of one round meet the same minutes of the machine;
+# the range and each round's ratios are printed too), CPU per request (the proxy's utime+stime over each steady run, median), p50/p99
 # latency at half of nginx's median steady rate (wrk, think time per connection), RSS after the
 # rounds, and for kvroute the heap allocated per request over the steady runs
 # (jvm_gc_memory_allocated_bytes_total) and, from a fresh start, the throughput and p99 of each of
@@ -288,6 +288,8 @@ rps_of=() cpu_of=() alloc_b=() alloc_n=() round_rows=()
 for round in $(seq 1 "$ROUNDS"); do
   line="$round"
   for k in "${!labels[@]}"; do
+    # 2 unmeasured seconds first: the target's connections, caches and CPU back from idling
+    load "${ports[$k]}" 2 >/dev/null
     kv=0
     [[ ${labels[$k]} == kvroute* ]] && kv=1 && a0=$(allocated "${ports[$k]}")
     read -r rps cpu req <<<"$(steady "${ports[$k]}" "${procs[$k]}")"
