@@ -4,7 +4,7 @@
 #
 #   backends   4 nginx servers (one worker, pinned to LOAD_CPU with wrk) that answer every chat
 #              completion with a fixed non-streaming reply (usage included), /health, /v1/models
-#              and an empty /metrics: no engine cost, so what is measured is the proxy. The usage
+#              and an idle vLLM engine's /metrics: no engine cost, so what is measured is the proxy. The usage
 #              has no prompt_tokens_details, as vLLM's by default (--enable-prompt-tokens-details
 #              off): a fixed "cached_tokens": 0 would tell a cache-aware router, on every reply,
 #              that the engine had lost everything it routed there.
@@ -179,7 +179,9 @@ reply='{"id":"chatcmpl-0","object":"chat.completion","created":1,"model":"kvrout
   for p in "${BACKENDS[@]}"; do
     echo " server { listen 127.0.0.1:$p; default_type application/json;"
     echo "  location = /health { return 200 ''; }"
-    echo "  location = /metrics { default_type text/plain; return 200 ''; }"
+    # an idle vLLM engine's load gauges, as a real fleet's /metrics gives (without them kvroute
+    # counts no engine load on the backend, warns, and takes branches a vLLM fleet does not)
+    echo "  location = /metrics { default_type text/plain; return 200 'vllm:num_requests_running{model_name=\\\"kvroute/mock-llm\\\"} 0.0\\nvllm:num_requests_waiting{model_name=\\\"kvroute/mock-llm\\\"} 0.0\\n'; }"
     echo "  location = /v1/models { return 200 '{\"object\":\"list\",\"data\":[{\"id\":\"kvroute/mock-llm\",\"object\":\"model\",\"owned_by\":\"vllm\",\"max_model_len\":131072}]}'; }"
     echo "  location / { return 200 '$reply'; } }"
   done

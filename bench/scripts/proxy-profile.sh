@@ -91,7 +91,9 @@ reply='{"id":"chatcmpl-0","object":"chat.completion","created":1,"model":"kvrout
   for p in "${BACKENDS[@]}"; do
     echo " server { listen 127.0.0.1:$p; default_type application/json;"
     echo "  location = /health { return 200 ''; }"
-    echo "  location = /metrics { default_type text/plain; return 200 ''; }"
+    # an idle vLLM engine's load gauges, as a real fleet's /metrics gives (without them kvroute
+    # counts no engine load on the backend, warns, and takes branches a vLLM fleet does not)
+    echo "  location = /metrics { default_type text/plain; return 200 'vllm:num_requests_running{model_name=\\\"kvroute/mock-llm\\\"} 0.0\\nvllm:num_requests_waiting{model_name=\\\"kvroute/mock-llm\\\"} 0.0\\n'; }"
     echo "  location = /v1/models { return 200 '{\"object\":\"list\",\"data\":[{\"id\":\"kvroute/mock-llm\",\"object\":\"model\",\"owned_by\":\"vllm\",\"max_model_len\":131072}]}'; }"
     echo "  location / { return 200 '$reply'; } }"
   done

@@ -56,7 +56,8 @@ import java.util.concurrent.atomic.AtomicLong;
  * and spaced as Python's {@code json.dumps} writes them, with and without {@code stream}; request
  * headers in lower case and capitalized, reply headers as uvicorn and as nginx spell them; streamed
  * replies in several chunks; client and backend connections are closed and reopened every {@value
- * #REQUESTS_PER_CONNECTION} requests (accept, pipeline set-up and upstream connect run too), and the
+ * #REQUESTS_PER_CONNECTION} requests (accept, pipeline set-up and upstream connect run too), every
+ * other client connection leaving with one last request unanswered (a client gone mid-exchange), and the
  * backends' models and lengths are discovered from {@code /v1/models} (so the length check runs).
  * Everything it started is closed before it returns; no request reaches a real backend, and nothing
  * it routed stays in the real server's index, token cache or metrics (they belong to the throwaway
@@ -81,6 +82,11 @@ public final class SelfWarmUp {
   private static final String[] PROBES = {"/metrics", "/health", "/metrics", "/ready"};
   /** Requests a warm-up connection (client side) or a zero-cost backend connection serves before it is closed. */
   static final int REQUESTS_PER_CONNECTION = 100;
+  /**
+   * How each client connection ends, in turn: answered, or gone with one request in flight at once
+   * or 200 µs after writing it (closing before, during and after the proxy's exchange).
+   */
+  private static final long[] ABANDON_AFTER_MICROS = {-1, 0, -1, 200};
   /** Zero-cost backends: enough for the policy to choose, balance and match. */
   private static final int BACKENDS = 4;
   private static final String[] WORDS = ("prefill decode cache block page token replica router prompt history "
@@ -135,13 +141,15 @@ public final class SelfWarmUp {
       for (int i = 0; i < BACKENDS; i++) {
         // half the backends spell their reply headers as vLLM's uvicorn does, half as nginx or Envoy
         ZeroCostBackend.ReplyStyle style = i % 2 == 0 ? ZeroCostBackend.ReplyStyle.UVICORN : ZeroCostBackend.ReplyStyle.NGINX;
+        // one engine reports requests waiting, the others idle (ZeroCostBackend)
+        boolean busy = i == BACKENDS - 1;
         Channel backend = new ServerBootstrap()
             .group(backendLoop)
             .channel(transport.serverChannel())
             .childHandler(new ChannelInitializer<SocketChannel>() {
               @Override
               protected void initChannel(SocketChannel ch) {
-                ch.pipeline().addLast(new HttpServerCodec(), new HttpObjectAggregator(64 << 20), new ZeroCostBackend(style));
+                ch.pipeline().addLast(new HttpServerCodec(), new HttpObjectAggregator(64 << 20), new ZeroCostBackend(style, busy));
               }
             })
             .bind("127.0.0.1", 0).syncUninterruptibly().channel();
@@ -267,10 +275,11 @@ public final class SelfWarmUp {
         .handler(new ChannelInitializer<SocketChannel>() {
           @Override
           protected void initChannel(SocketChannel ch) {
-            HeaderStyle style = HeaderStyle.values()[opened.getAndIncrement() % HeaderStyle.values().length];
+            int n = opened.getAndIncrement();
+            HeaderStyle style = HeaderStyle.values()[n % HeaderStyle.values().length];
             ch.pipeline().addLast(new HttpClientCodec(), new HttpObjectAggregator(1 << 20),
                 new WarmUpClient(() -> nextRequest.apply(next.getAndIncrement(), style), holdBack, ok, probes, failed,
-                    done, reconnect[0]));
+                    done, reconnect[0], ABANDON_AFTER_MICROS[n % ABANDON_AFTER_MICROS.length]));
           }
         });
     reconnect[0] = () -> client.connect(proxy.getHost(), proxy.getPort()).addListener((ChannelFutureListener) f -> {
@@ -324,9 +333,16 @@ public final class SelfWarmUp {
     private boolean counted;
     /** Whether the request in flight is a GET (a scrape or a probe), not a completion. */
     private boolean probing;
+    /**
+     * Whether this connection, at its end, sends one more request and closes without its answer:
+     * {@code < 0} no, else that many microseconds after the request is written.
+     */
+    private final long abandonAfterMicros;
 
     WarmUpClient(java.util.function.Supplier<FullHttpRequest> nextRequest, AtomicBoolean holdBack, AtomicInteger ok,
-        AtomicInteger probes, AtomicInteger failed, CountDownLatch done, Runnable reconnect) {
+        AtomicInteger probes, AtomicInteger failed, CountDownLatch done, Runnable reconnect,
+        long abandonAfterMicros) {
+      this.abandonAfterMicros = abandonAfterMicros;
       this.nextRequest = nextRequest;
       this.holdBack = holdBack;
       this.ok = ok;
@@ -344,11 +360,30 @@ public final class SelfWarmUp {
     @Override
     protected void channelRead0(ChannelHandlerContext ctx, FullHttpResponse resp) {
       (resp.status().code() != 200 ? failed : probing ? probes : ok).incrementAndGet();
+      if (recycled) {
+        return; // an abandoned request answered before its connection closed: nothing more to send
+      }
       if (++answered >= REQUESTS_PER_CONNECTION) {
         // a new connection in its place: accepting and setting up connections is on the path too
         // (a load balancer or a client pool opens them all the time)
         recycled = true;
-        ctx.close();
+        FullHttpRequest last = abandonAfterMicros >= 0 ? nextRequest.get() : null;
+        if (last != null) {
+          // gone with a request in flight, as a client that times out, a cancelled stream or a load
+          // generator at the end of its run: the proxy's paths for a client that left mid-exchange
+          // (the reply written to a closed channel, the lease released early) run here, not first
+          // after /ready, where deoptimizing them cost the one core its biggest C2 recompilations
+          probing = last.method().equals(HttpMethod.GET);
+          ctx.writeAndFlush(last).addListener((ChannelFutureListener) f -> {
+            if (abandonAfterMicros == 0) {
+              f.channel().close(); // before the proxy has read it, or forwarded it
+            } else { // while the backend answers or the proxy writes the answer
+              f.channel().eventLoop().schedule(() -> f.channel().close(), abandonAfterMicros, TimeUnit.MICROSECONDS);
+            }
+          });
+        } else {
+          ctx.close();
+        }
       } else if (HttpUtil.isKeepAlive(resp)) {
         send(ctx);
       } else {

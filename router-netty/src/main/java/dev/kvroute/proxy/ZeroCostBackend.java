@@ -20,7 +20,7 @@ import java.nio.charset.StandardCharsets;
 
 /**
  * Answers like a vLLM server at zero cost: {@code /health}, {@code /v1/models} (one model,
- * {@value SelfWarmUp#MODEL}), a {@code /metrics} of an idle engine, and every other request a completion
+ * {@value SelfWarmUp#MODEL}), a {@code /metrics} of an idle or a busy engine, and every other request a completion
  * with usage (counts of 1 to 5 digits), as JSON or (when the body asks to stream) as SSE: {@value
  * #STREAMED_CHUNKS} content chunks, each flushed on its own, then a usage chunk and {@code [DONE]};
  * its headers spelled as {@code style} says. The backends {@link SelfWarmUp} starts in front of its
@@ -30,18 +30,33 @@ final class ZeroCostBackend extends SimpleChannelInboundHandler<FullHttpRequest>
   /** Content chunks of a streamed reply before its usage chunk, each flushed on its own as an engine's tokens. */
   static final int STREAMED_CHUNKS = 8;
   private final ReplyStyle style;
+  private final boolean busy;
   /** Completions answered on this connection; every {@value SelfWarmUp#REQUESTS_PER_CONNECTION}th closes it. */
   private int answered;
 
-  ZeroCostBackend(ReplyStyle style) {
+  /** {@code busy}: its {@code /metrics} reports a waiting request (KV cache 1% used), else an idle engine. */
+  ZeroCostBackend(ReplyStyle style, boolean busy) {
     this.style = style;
+    this.busy = busy;
   }
 
   private static final byte[] MODELS = ("{\"object\":\"list\",\"data\":[{\"id\":\"" + SelfWarmUp.MODEL
       + "\",\"object\":\"model\",\"owned_by\":\"vllm\",\"max_model_len\":131072}]}").getBytes(StandardCharsets.UTF_8);
   /** An idle engine's load, so that load scraping reads it (and logs no warning about it). */
-  private static final byte[] METRICS = ("vllm:num_requests_running{model_name=\"" + SelfWarmUp.MODEL + "\"} 0.0\n"
-      + "vllm:num_requests_waiting{model_name=\"" + SelfWarmUp.MODEL + "\"} 0.0\n").getBytes(StandardCharsets.UTF_8);
+  private static final byte[] METRICS = metrics(0, 0, 0.0);
+  /**
+   * A busy engine's, not saturated (requests waiting, the KV cache nearly empty): admission's and
+   * the policies' branches for a waiting queue run in the warm-up, not first under real load.
+   */
+  private static final byte[] BUSY_METRICS = metrics(3, 1, 0.01);
+
+  private static byte[] metrics(int running, int waiting, double kvUsage) {
+    String labels = "{model_name=\"" + SelfWarmUp.MODEL + "\"} ";
+    return ("vllm:num_requests_running" + labels + running + ".0\n"
+        + "vllm:num_requests_waiting" + labels + waiting + ".0\n"
+        + "vllm:kv_cache_usage_perc" + labels + kvUsage + "\n").getBytes(StandardCharsets.UTF_8);
+  }
+
   /**
    * Completions with usage counts of 1 to 5 digits, as real replies' vary; most without {@code
    * prompt_tokens_details} (vLLM's default), one with a cache hit as large as the prompt (vLLM with
@@ -75,7 +90,7 @@ final class ZeroCostBackend extends SimpleChannelInboundHandler<FullHttpRequest>
     if (path.startsWith("/v1/models")) {
       full(ctx, "application/json", MODELS);
     } else if (path.startsWith("/metrics")) {
-      full(ctx, "text/plain; version=0.0.4", METRICS);
+      full(ctx, "text/plain; version=0.0.4", busy ? BUSY_METRICS : METRICS);
     } else if (path.startsWith("/health")) {
       full(ctx, "text/plain", new byte[0]);
     } else if (path.startsWith("/tokenize")) {
