@@ -596,7 +596,7 @@ public final class EndpointPicker implements AutoCloseable {
       }
       if (usage != null && readable) {
         ByteBuf b = Unpooled.wrappedBuffer(chunk.duplicate());
-        usage.feed(b);
+        usage.feed(b, endOfStream);
       }
       if (endOfStream) {
         finish(true);

@@ -584,7 +584,7 @@ final class ProxyExchange implements UpstreamHandler.Listener, Admission.Waiter 
       }
     }
     if (usage != null) {
-      usage.feed(c.content());
+      usage.feed(c.content(), last);
     }
     if (!last) {
       lastClientWrite = client.write(c);

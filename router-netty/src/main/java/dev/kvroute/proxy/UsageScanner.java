@@ -59,6 +59,14 @@ abstract class UsageScanner {
   /** Reads {@code buf}'s readable bytes; does not change the buffer. */
   abstract void feed(ByteBuf buf);
 
+  /**
+   * As {@link #feed}, told whether {@code buf} ends the response ({@link #end} is still called
+   * after it). A JSON scanner fed a whole response in one buffer reads it at once.
+   */
+  void feed(ByteBuf buf, boolean last) {
+    feed(buf);
+  }
+
   /** Signals the end of the response. */
   abstract void end();
 
@@ -77,27 +85,59 @@ abstract class UsageScanner {
     return promptTokens >= 0;
   }
 
-  /** Follows a JSON document with Jackson's non-blocking parser. */
+  /**
+   * Follows a JSON document with Jackson's parsers: a response that arrives whole in one buffer (a
+   * non-streamed completion, a few hundred bytes) with the blocking parser over its bytes, which
+   * costs a fraction of the non-blocking one's set-up and per-token state; a response in several
+   * buffers with the non-blocking parser, created at the first of them.
+   */
   static final class Json extends UsageScanner {
     private JsonParser parser;
     private ByteBufferFeeder feeder;
+    /** Whether the document was read (whole, or up to a malformed byte): nothing more to feed. */
+    private boolean done;
     // field name per open container; null for arrays and the root
     private final ArrayDeque<String> path = new ArrayDeque<>();
     private String field;
 
-    Json() {
-      try {
-        parser = JSON.createNonBlockingByteBufferParser();
-        feeder = (ByteBufferFeeder) parser.getNonBlockingInputFeeder();
-      } catch (IOException e) {
-        parser = null;
+    @Override
+    void feed(ByteBuf buf, boolean last) {
+      if (last && parser == null && !done) {
+        done = true;
+        byte[] bytes;
+        int offset;
+        int length = buf.readableBytes();
+        if (buf.hasArray()) {
+          bytes = buf.array();
+          offset = buf.arrayOffset() + buf.readerIndex();
+        } else {
+          bytes = new byte[length];
+          buf.getBytes(buf.readerIndex(), bytes);
+          offset = 0;
+        }
+        try (JsonParser whole = JSON.createParser(bytes, offset, length)) {
+          drain(whole);
+        } catch (IOException | RuntimeException e) {
+          // malformed: keep what was read
+        }
+        return;
       }
+      feed(buf);
     }
 
     @Override
     void feed(ByteBuf buf) {
-      if (parser == null || !buf.isReadable()) {
+      if (done || !buf.isReadable()) {
         return;
+      }
+      if (parser == null) {
+        try {
+          parser = JSON.createNonBlockingByteBufferParser();
+          feeder = (ByteBufferFeeder) parser.getNonBlockingInputFeeder();
+        } catch (IOException e) {
+          done = true;
+          return;
+        }
       }
       try {
         if (buf.nioBufferCount() == 1) {
@@ -110,15 +150,17 @@ abstract class UsageScanner {
           }
         }
       } catch (IOException | RuntimeException e) {
-        parser = null;
+        done = true;
       }
     }
 
     @Override
     void end() {
-      if (parser == null) {
+      if (done || parser == null) {
+        done = true;
         return;
       }
+      done = true;
       try {
         feeder.endOfInput();
         drain();
@@ -126,10 +168,13 @@ abstract class UsageScanner {
       } catch (IOException | RuntimeException e) {
         // malformed tail: keep what was read
       }
-      parser = null;
     }
 
     private void drain() throws IOException {
+      drain(parser);
+    }
+
+    private void drain(JsonParser parser) throws IOException {
       JsonToken t;
       while ((t = parser.nextToken()) != null && t != JsonToken.NOT_AVAILABLE) {
         switch (t) {

@@ -58,6 +58,65 @@ final class UsageScannerTest {
     assertThat(s.found()).isFalse();
   }
 
+  /** Feeds {@code bytes} as a response ending in one buffer of its last {@code tail} bytes (all of them: whole). */
+  static UsageScanner feedEndingWhole(byte[] bytes, int tail, boolean direct) {
+    UsageScanner s = UsageScanner.forContentType("application/json");
+    int split = bytes.length - tail;
+    if (split > 0) {
+      s.feed(Unpooled.wrappedBuffer(bytes, 0, split), false);
+    }
+    ByteBuf last = direct ? Unpooled.directBuffer(tail) : Unpooled.buffer(tail + 7);
+    if (!direct) {
+      last.writeZero(7).readerIndex(7); // an array offset and a reader index that are not zero
+    }
+    last.writeBytes(bytes, split, tail);
+    int reader = last.readerIndex();
+    s.feed(last, true);
+    assertThat(last.readerIndex()).isEqualTo(reader);
+    last.release();
+    s.end();
+    return s;
+  }
+
+  @Test
+  void aResponseInOneBufferIsReadAsTheIncrementalParserReadsIt() {
+    java.util.SplittableRandom r = new java.util.SplittableRandom(18);
+    String[] parts = {"{", "}", "[", "]", ",", ":", "\"usage\"", "\"prompt_tokens\"", "\"cached_tokens\"",
+      "\"prompt_tokens_details\"", "\"meta_info\"", "\"x\"", "12", "-3", "1.5", "null", "true", "\"é\\\"\"", " "};
+    String[] documents = {
+      "{\"usage\":{\"prompt_tokens\":1234,\"prompt_tokens_details\":{\"cached_tokens\":1216}}}",
+      "{\"text\":\"a\",\"meta_info\":{\"prompt_tokens\":50,\"cached_tokens\":32}}",
+      "{\"choices\":[{\"usage\":{\"prompt_tokens\":1}}],\"usage\":{\"prompt_tokens\":9}} {\"usage\":{\"prompt_tokens\":8}}",
+      "{\"usage\": nope", "", "  ",
+    };
+    for (int n = 0; n < 3_000; n++) {
+      String doc;
+      if (n < documents.length) {
+        doc = documents[n];
+      } else { // well-formed or not, nested or not: both paths must agree on every one
+        StringBuilder sb = new StringBuilder("{\"usage\":{");
+        for (int k = r.nextInt(30); k > 0; k--) {
+          sb.append(parts[r.nextInt(parts.length)]);
+        }
+        doc = sb.toString();
+      }
+      byte[] bytes = doc.getBytes(StandardCharsets.UTF_8);
+      UsageScanner incremental = UsageScanner.forContentType("application/json");
+      feedInPieces(incremental, bytes, 1 + r.nextInt(8));
+      for (int tail : new int[] {bytes.length, Math.min(bytes.length, 3)}) {
+        for (boolean direct : new boolean[] {false, true}) {
+          UsageScanner s = feedEndingWhole(bytes, tail, direct);
+          assertThat(s.promptTokens()).as("%s (last %d bytes, direct %s)", doc, tail, direct)
+              .isEqualTo(incremental.promptTokens());
+          assertThat(s.cachedTokens()).as("%s (last %d bytes, direct %s)", doc, tail, direct)
+              .isEqualTo(incremental.cachedTokens());
+        }
+      }
+    }
+    assertThat(feedEndingWhole(documents[0].getBytes(StandardCharsets.UTF_8), documents[0].length(), true).cachedTokens())
+        .isEqualTo(1216);
+  }
+
   static final String SSE = "data: {\"choices\":[{\"index\":0,\"delta\":{\"role\":\"assistant\",\"content\":\"\"}}]}\n\n"
       + "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\" café\"}}]}\n\n"
       + "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\" 日本\"},\"finish_reason\":\"length\"}]}\n\n"
