@@ -85,6 +85,11 @@ final class DefaultRouterCore implements RouterCore {
     return route(view, 0L, healthy);
   }
 
+  @Override
+  public long uncachedCodePoints(RequestView view) {
+    return policy.reads(view.sessionKey()) == PromptReads.NONE ? 0 : tokenizer.uncachedCodePoints(view);
+  }
+
   /**
    * Tokenizes {@code view} with what its tokenizer kept of an earlier prompt with the same leading
    * messages ({@link PromptTokenizer#tokenizePrefixed}): the prompt hashes only the pages after them,

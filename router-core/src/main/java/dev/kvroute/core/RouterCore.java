@@ -113,6 +113,17 @@ public interface RouterCore {
   Routed route(int[] promptTokens, String sessionKey, long namespace, Collection<BackendId> healthy);
 
   /**
+   * How much of {@code view}'s prompt routing it would encode afresh, in code points ({@link
+   * dev.kvroute.core.tokenize.PromptTokenizer#uncachedCodePoints}); {@code 0} when the policy reads
+   * no prompt. The proxy routes a prompt with much to encode off its event loop, so that one new
+   * conversation's tokenizing does not hold up every other connection of the loop. The default
+   * answers {@code 0}. Thread-safe.
+   */
+  default long uncachedCodePoints(RequestView view) {
+    return 0;
+  }
+
+  /**
    * As {@link #route(RequestView, Collection)} in the index namespace {@code namespace}. The default
    * tokenizes and routes the tokens.
    *

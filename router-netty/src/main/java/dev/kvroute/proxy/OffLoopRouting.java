@@ -4,11 +4,13 @@ import dev.kvroute.core.BackendId;
 import dev.kvroute.core.RouterCore;
 import dev.kvroute.core.load.Lease;
 import dev.kvroute.core.policy.Decision;
+import dev.kvroute.core.request.RequestView;
 import io.netty.channel.EventLoop;
 import java.util.List;
 import java.util.concurrent.Executor;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.Supplier;
 
 /**
  * Runs a large prompt's prefix-index work on the proxy's body workers instead of an event loop: the
@@ -20,8 +22,14 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * million-token prompt's index work is tens of milliseconds, which would hold up every other
  * connection of its event loop. The result comes back on the exchange's event loop.
  *
- * <p>When the workers' queue is full, routing is refused (the caller answers 503) and the lease
- * operations run on the calling thread rather than being lost.
+ * <p>Also a smaller prompt with much text to encode afresh ({@link RouterCore#uncachedCodePoints} at
+ * least {@link ProxyHandler#COLD_TEXT_CODE_POINTS}: a new conversation's first turn, a long paste):
+ * its whole routing, tokenizing included, runs on the workers; encoding 20 KB of new text takes a
+ * few milliseconds, which every other connection of the loop would otherwise wait.
+ *
+ * <p>When the workers' queue is full, routing is refused (the caller answers 503, or routes a cold
+ * prompt on the loop after all) and the lease operations run on the calling thread rather than
+ * being lost.
  *
  * <p>Thread-safe (stateless; the lease it wraps is thread-safe).
  */
@@ -47,21 +55,47 @@ final class OffLoopRouting {
   static boolean route(ProxyContext px, EventLoop loop, int[] promptTokens, String sessionKey, long namespace,
       List<BackendId> healthy, Then then) {
     Executor workers = px.bodyWorkers();
+    return run(workers, loop, () -> {
+      RouterCore.Routed r = px.core().route(promptTokens, sessionKey, namespace, healthy);
+      return new Routed(r.decision(), r.promptTokens(), r.predictedCachedTokens(),
+          new OffLoopLease(r.lease(), workers), r.reads());
+    }, () -> { }, then);
+  }
+
+  /**
+   * Routes {@code view} ({@link RouterCore#route(RequestView, long, java.util.Collection)}: its
+   * tokenizing, the match and the insert-and-pin) on {@code px}'s body workers, for a prompt with
+   * much text to encode afresh ({@link RouterCore#uncachedCodePoints}); then runs {@code after} and
+   * calls {@code then} on {@code loop}. The lease stays the core's own: such a prompt's body is under
+   * {@link ProxyHandler#OFFLOAD_BODY_BYTES}, so its pin walks are short. {@code after} runs exactly
+   * once, on {@code loop} or (when the loop has shut down) on the worker; the caller keeps what the
+   * view reads (the request body) until then. Returns {@code false}, having done nothing (and not
+   * run {@code after}), if the workers refused the task.
+   */
+  static boolean route(ProxyContext px, EventLoop loop, RequestView view, long namespace, List<BackendId> healthy,
+      Runnable after, Then then) {
+    return run(px.bodyWorkers(), loop, () -> px.core().route(view, namespace, healthy), after, then);
+  }
+
+  private static boolean run(Executor workers, EventLoop loop, Supplier<RouterCore.Routed> routing, Runnable after,
+      Then then) {
     Runnable work = () -> {
       RouterCore.Routed routed = null;
       RuntimeException failure = null;
       try {
-        RouterCore.Routed r = px.core().route(promptTokens, sessionKey, namespace, healthy);
-        routed = new Routed(r.decision(), r.promptTokens(), r.predictedCachedTokens(),
-            new OffLoopLease(r.lease(), workers), r.reads());
+        routed = routing.get();
       } catch (RuntimeException e) {
         failure = e;
       }
       RouterCore.Routed result = routed;
       RuntimeException error = failure;
       try {
-        loop.execute(() -> then.routed(result, error));
+        loop.execute(() -> {
+          after.run();
+          then.routed(result, error);
+        });
       } catch (RejectedExecutionException shuttingDown) {
+        after.run();
         if (result != null) {
           result.lease().releaseUnserved();
         }

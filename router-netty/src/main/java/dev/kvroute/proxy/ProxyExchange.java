@@ -347,6 +347,17 @@ final class ProxyExchange implements UpstreamHandler.Listener, Admission.Waiter 
         }
         return;
       }
+      if (promptTokens == null && request.content().readableBytes() >= ProxyHandler.COLD_TEXT_CODE_POINTS
+          && px.core().uncachedCodePoints(view) >= ProxyHandler.COLD_TEXT_CODE_POINTS) {
+        // much new text to encode (a new conversation, a long paste): not on the loop every other
+        // connection shares; the view reads its text from the body, kept until the routing is back
+        ByteBuf body = request.content().retain();
+        if (OffLoopRouting.route(px, loop, view, namespace(), ids, body::release,
+            (r, failure) -> onRouted(ids, t0, r, failure))) {
+          return;
+        }
+        body.release(); // the workers are full: route here after all
+      }
       RouterCore.Routed r;
       try {
         // tokens given for a small body are the engine's (--tokenizer engine); else the core tokenizes

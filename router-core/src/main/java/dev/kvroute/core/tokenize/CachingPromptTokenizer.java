@@ -157,6 +157,53 @@ final class CachingPromptTokenizer implements PromptTokenizer {
         known == null ? null : keys[j], known);
   }
 
+  /**
+   * As the interface says: the probes of {@link #tokenizePrefixed} (without touching the kept
+   * prompts' recency), then the piece cache for each message after the longest kept prompt.
+   */
+  @Override
+  public long uncachedCodePoints(RequestView view) {
+    List<PromptSegment> segments = view.segments();
+    int n = segments.size();
+    int from = 0;
+    if (view.endpoint() == Endpoint.CHAT_COMPLETIONS && n > 0) {
+      int probes = Math.min(PREFIX_PROBES, n);
+      long a = MessagePrefixCache.Key.EMPTY.a();
+      long b = MessagePrefixCache.Key.EMPTY.b();
+      long[] as = new long[probes];
+      long[] bs = new long[probes];
+      for (int i = 0; i < n; i++) {
+        PromptSegment s = segments.get(i);
+        if (s.isTokens()) {
+          break; // tokenizePrefixed keeps no prompt with token segments: every piece counts
+        }
+        TextHash role = roleHash(role(s));
+        a = MessagePrefixCache.Key.nextA(a, role, s.textHash());
+        b = MessagePrefixCache.Key.nextB(b, role, s.textHash());
+        if (i >= n - probes) {
+          as[n - 1 - i] = a;
+          bs[n - 1 - i] = b;
+          if (i == n - 1) {
+            for (int j = 0; j < probes; j++) {
+              if (prefixes.contains(new MessagePrefixCache.Key(as[j], bs[j], n - j))) {
+                from = n - j;
+                break;
+              }
+            }
+          }
+        }
+      }
+    }
+    long uncached = 0;
+    for (int i = from; i < n; i++) {
+      PromptSegment s = segments.get(i);
+      if (!s.isTokens() && !cache.contains(s.textHash())) {
+        uncached += s.codePointCount();
+      }
+    }
+    return uncached;
+  }
+
   private static String role(PromptSegment s) {
     return s.role() == null ? "user" : s.role();
   }

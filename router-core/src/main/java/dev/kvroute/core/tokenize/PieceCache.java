@@ -41,6 +41,11 @@ final class PieceCache {
     return cache.get(key, encode);
   }
 
+  /** Whether {@code key}'s tokens are cached (neither its recency nor its frequency counts this). */
+  boolean contains(TextHash key) {
+    return cache.asMap().containsKey(key);
+  }
+
   /** The tokens of {@code piece} by {@code tokenizer}, through the cache; the caller's own copy. */
   int[] encode(Tokenizer tokenizer, String piece) {
     return cache.get(TextHash.of(piece), k -> tokenizer.encode(piece)).clone();

@@ -56,6 +56,17 @@ public interface PromptTokenizer {
     return PrefixedTokens.of(tokenize(view));
   }
 
+  /**
+   * How much of {@code view}'s text {@link #tokenizePrefixed} would encode afresh, in code points:
+   * the messages after the longest kept prompt of its leading messages whose pieces are not cached
+   * either. A conversation's next turn is a few hundred; its first turn, or a long new paste, is its
+   * whole size. The proxy routes a prompt with much to encode off its event loop. The default (a
+   * tokenizer that cannot tell) answers {@code 0}. Thread-safe where the tokenizer is.
+   */
+  default long uncachedCodePoints(RequestView view) {
+    return 0;
+  }
+
   /** The prompt tokens of {@code segments} as {@code endpoint} renders them. */
   int[] tokenize(Endpoint endpoint, List<PromptSegment> segments);
 

@@ -56,6 +56,29 @@ class MessagePrefixCacheTest {
   }
 
   @Test
+  void uncachedCodePointsCountWhatTheNextTokenizingWouldEncode() {
+    PromptTokenizer pt = PromptTokenizer.create(BASE);
+    PrefixIndex index = index();
+    String system = "be brief, é ".repeat(30);
+    List<PromptSegment> messages = new ArrayList<>(List.of(
+        PromptSegment.text("system", system), PromptSegment.text("user", "hello there")));
+    // a new conversation: every message
+    assertThat(pt.uncachedCodePoints(chat(messages))).isEqualTo(system.length() + "hello there".length());
+    routed(pt, index, chat(messages));
+    // the same prompt again: kept whole
+    assertThat(pt.uncachedCodePoints(chat(messages))).isZero();
+    // the next turn: only its new messages
+    messages.add(PromptSegment.text("assistant", "general kenobi"));
+    messages.add(PromptSegment.text("user", "and then?"));
+    assertThat(pt.uncachedCodePoints(chat(messages))).isEqualTo("general kenobi".length() + "and then?".length());
+    // another conversation with the same system prompt: its pieces are cached, not its prompt
+    List<PromptSegment> other = List.of(PromptSegment.text("system", system), PromptSegment.text("user", "bonjour"));
+    assertThat(pt.uncachedCodePoints(chat(other))).isEqualTo("bonjour".length());
+    // asking touched nothing: the conversation's prompt is still the one kept
+    assertThat(((CachingPromptTokenizer) pt).cachedPrompts()).isEqualTo(1);
+  }
+
+  @Test
   void aZeroBoundKeepsNothing() {
     PromptTokenizer pt = PromptTokenizer.create(BASE, 0);
     PrefixIndex index = index();
