@@ -50,7 +50,7 @@ final class ChatBodyScanner {
   /** The flags of a word's low seven bytes: a hash element's. */
   private static final long LOW7 = 0x0080808080808080L;
   private static final long M56 = (1L << 56) - 1;
-  private static final int GROUP = 28;
+  private static final int GROUP = 56;
   private static final byte[] MESSAGES = ascii("messages");
   private static final byte[] ROLE = ascii("role");
   private static final byte[] NAME = ascii("name");
@@ -432,11 +432,11 @@ final class ChatBodyScanner {
 
   /**
    * As {@link #string}, and hashes the content as {@link TextHash} in the same pass ({@link
-   * #strHash}): each 28-byte group of plain ASCII is checked and hashed from the same four loads, a
-   * group holding anything else is checked byte by byte and then hashed. From the first escape on,
-   * the hash is of the decoded bytes, so the rest is scanned eight bytes at a time and each run
-   * between escapes is fed to the hasher as the scan passes it (still in the cache), each escape as
-   * the character it stands for.
+   * #strHash}): each 56-byte group of plain ASCII is checked and hashed from the same eight loads,
+   * a group holding anything else is checked eight bytes at a time up to its first special byte,
+   * byte by byte from there, and then hashed. From the first escape on, the hash is of the decoded
+   * bytes, so the rest is scanned eight bytes at a time and each run between escapes is fed to the
+   * hasher as the scan passes it (still in the cache), each escape as the character it stands for.
    */
   private void hashedString(PolynomialHasher h) throws GiveUp {
     int start = i + 1;
@@ -452,20 +452,29 @@ final class ChatBodyScanner {
         long w1 = (long) LONG_LE.get(b, p + 7);
         long w2 = (long) LONG_LE.get(b, p + 14);
         long w3 = (long) LONG_LE.get(b, p + 21);
-        if ((((special(w0) | special(w1) | special(w2)) & HIGHS) | (special(w3) & LOW7)) != 0) {
+        long w4 = (long) LONG_LE.get(b, p + 28);
+        long w5 = (long) LONG_LE.get(b, p + 35);
+        long w6 = (long) LONG_LE.get(b, p + 42);
+        long w7 = (long) LONG_LE.get(b, p + 49);
+        long flags = special(w0) | special(w1) | special(w2) | special(w3) | special(w4)
+            | special(w5) | special(w6);
+        if (((flags & HIGHS) | (special(w7) & LOW7)) != 0) {
           break;
         }
-        long e0 = w0 & M56;
-        long e1 = w1 & M56;
-        long e2 = w2 & M56;
-        long e3 = w3 & M56;
-        a = PolynomialHasher.groupA(a, e0, e1, e2, e3);
-        c = PolynomialHasher.groupB(c, e0, e1, e2, e3);
+        long v =
+            PolynomialHasher.compress(
+                w0 & M56, w1 & M56, w2 & M56, w3 & M56, w4 & M56, w5 & M56, w6 & M56, w7 & M56);
+        a = PolynomialHasher.stepA(a, v);
+        c = PolynomialHasher.stepB(c, v);
         p += GROUP;
         g = p;
         codePoints += GROUP;
       }
       int stop = Math.min(limit, g + GROUP);
+      while (p + 8 <= stop && (special((long) LONG_LE.get(b, p)) & HIGHS) == 0) {
+        p += 8;
+        codePoints += 8;
+      }
       while (p < stop) {
         int x = b[p];
         if (x == '"') {
@@ -501,13 +510,19 @@ final class ChatBodyScanner {
       if (p >= limit) {
         throw GiveUp.INSTANCE;
       }
-      // p >= g + 28 and p < limit: the group is whole and checked
-      long e0 = (long) LONG_LE.get(b, g) & M56;
-      long e1 = (long) LONG_LE.get(b, g + 7) & M56;
-      long e2 = (long) LONG_LE.get(b, g + 14) & M56;
-      long e3 = (long) LONG_LE.get(b, g + 21) & M56;
-      a = PolynomialHasher.groupA(a, e0, e1, e2, e3);
-      c = PolynomialHasher.groupB(c, e0, e1, e2, e3);
+      // p >= g + 56 and p < limit: the group is whole and checked
+      long v =
+          PolynomialHasher.compress(
+              (long) LONG_LE.get(b, g) & M56,
+              (long) LONG_LE.get(b, g + 7) & M56,
+              (long) LONG_LE.get(b, g + 14) & M56,
+              (long) LONG_LE.get(b, g + 21) & M56,
+              (long) LONG_LE.get(b, g + 28) & M56,
+              (long) LONG_LE.get(b, g + 35) & M56,
+              (long) LONG_LE.get(b, g + 42) & M56,
+              (long) LONG_LE.get(b, g + 49) & M56);
+      a = PolynomialHasher.stepA(a, v);
+      c = PolynomialHasher.stepB(c, v);
       g += GROUP;
     }
   }

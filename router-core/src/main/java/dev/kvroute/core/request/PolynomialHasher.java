@@ -7,39 +7,63 @@ import java.security.SecureRandom;
 
 /**
  * The streaming computation of {@link TextHash}: bytes go in by {@link #update} in any chunking,
- * {@link #finish} gives the hash. Four elements (28 bytes) at a time, Horner's rule by {@code r^4}
- * with the products kept below {@code 2^64} and folded modulo {@code 2^61 - 1} once per group.
+ * {@link #finish} gives the hash. A group of 56 bytes (eight 7-byte elements {@code m_0..m_7})
+ * is first compressed, once for both halves, to {@code v = (m_0 + k_0)(m_1 + k_1) + ... + (m_6 +
+ * k_6)(m_7 + k_7)} modulo {@code p = 2^61 - 1} with eight secret keys ({@link #compress}: four
+ * 64x64->128-bit products), and {@code v} is then one Horner step {@code h = h * r + v} of each
+ * half's polynomial at its secret point ({@link #stepA}, {@link #stepB}: one product each). Six
+ * products per 56 bytes, where polynomials over the elements themselves take sixteen. {@link
+ * TextHash} gives the definition and the collision bound.
+ *
+ * <p>Sums are kept lazily below {@code 2^64} (unsigned) and folded modulo {@code p} once per step;
+ * the bounds are on each method.
  *
  * <p>Not thread-safe; reusable after {@link #reset}.
  */
 final class PolynomialHasher {
   static final long P = (1L << 61) - 1;
   private static final long M56 = (1L << 56) - 1;
-  private static final int GROUP = 28;
+  private static final int GROUP = 56;
   private static final VarHandle LONG_LE =
       MethodHandles.byteArrayViewVarHandle(long[].class, ByteOrder.LITTLE_ENDIAN);
 
-  /** The two secret points; package-private for the test that checks against a naive evaluation. */
-  static final long A1;
+  /**
+   * The compression's keys, in {@code [0, p)}, and the two halves' points, in {@code [1, p)}: drawn
+   * once per JVM from {@link SecureRandom}, uniformly. Package-private for the test that checks
+   * against a naive evaluation of the definition.
+   */
+  static final long K0;
 
-  private static final long A2;
-  private static final long A3;
-  private static final long A4;
-  static final long B1;
-  private static final long B2;
-  private static final long B3;
-  private static final long B4;
+  static final long K1;
+  static final long K2;
+  static final long K3;
+  static final long K4;
+  static final long K5;
+  static final long K6;
+  static final long K7;
+  static final long A;
+  static final long B;
 
   static {
     SecureRandom random = new SecureRandom();
-    A1 = point(random);
-    A2 = mod(fold(A1, A1));
-    A3 = mod(fold(A2, A1));
-    A4 = mod(fold(A3, A1));
-    B1 = point(random);
-    B2 = mod(fold(B1, B1));
-    B3 = mod(fold(B2, B1));
-    B4 = mod(fold(B3, B1));
+    K0 = residue(random);
+    K1 = residue(random);
+    K2 = residue(random);
+    K3 = residue(random);
+    K4 = residue(random);
+    K5 = residue(random);
+    K6 = residue(random);
+    K7 = residue(random);
+    long a;
+    do {
+      a = residue(random);
+    } while (a == 0);
+    A = a;
+    long b;
+    do {
+      b = residue(random);
+    } while (b == 0);
+    B = b;
   }
 
   private final byte[] carry = new byte[GROUP + 8];
@@ -85,12 +109,13 @@ final class PolynomialHasher {
     long a = ha;
     long c = hb;
     while (end - off >= GROUP) {
-      long e0 = element(b, off);
-      long e1 = element(b, off + 7);
-      long e2 = element(b, off + 14);
-      long e3 = element(b, off + 21);
-      a = groupA(a, e0, e1, e2, e3);
-      c = groupB(c, e0, e1, e2, e3);
+      long v =
+          compress(
+              element(b, off), element(b, off + 7), element(b, off + 14), element(b, off + 21),
+              element(b, off + 28), element(b, off + 35), element(b, off + 42),
+              element(b, off + 49));
+      a = stepA(a, v);
+      c = stepB(c, v);
       off += GROUP;
     }
     ha = a;
@@ -101,36 +126,55 @@ final class PolynomialHasher {
     }
   }
 
-  /** Hashes the 28 bytes at {@code off} into the state. */
+  /** Hashes the 56 bytes at {@code off} into the state. */
   private void group(byte[] b, int off) {
-    long e0 = element(b, off);
-    long e1 = element(b, off + 7);
-    long e2 = element(b, off + 14);
-    long e3 = element(b, off + 21);
-    ha = groupA(ha, e0, e1, e2, e3);
-    hb = groupB(hb, e0, e1, e2, e3);
+    long v =
+        compress(
+            element(b, off), element(b, off + 7), element(b, off + 14), element(b, off + 21),
+            element(b, off + 28), element(b, off + 35), element(b, off + 42), element(b, off + 49));
+    ha = stepA(ha, v);
+    hb = stepB(hb, v);
   }
 
   /**
-   * The first half's state {@code a} after one more 28-byte group, given as its four 7-byte
-   * little-endian elements (each below {@code 2^56}); for callers that hash while they scan.
+   * The compression of one 56-byte group given as its eight 7-byte little-endian elements (each
+   * below {@code 2^56}): a number congruent to {@code (e0 + K0)(e1 + K1) + (e2 + K2)(e3 + K3) +
+   * (e4 + K4)(e5 + K5) + (e6 + K6)(e7 + K7)} modulo {@code p}, below {@code 2^63 + 2^61 + 2^59}
+   * (unsigned: the sign bit may be set). For callers that hash while they scan: {@code v =
+   * compress(...)}, then {@code a = stepA(a, v)} and {@code c = stepB(c, v)}.
    */
-  static long groupA(long a, long e0, long e1, long e2, long e3) {
-    return reduce(fold(a, A4) + fold(e0, A3) + fold(e1, A2) + fold(e2, A1) + e3);
-  }
-
-  /** As {@link #groupA}, for the second half's state. */
-  static long groupB(long c, long e0, long e1, long e2, long e3) {
-    return reduce(fold(c, B4) + fold(e0, B3) + fold(e1, B2) + fold(e2, B1) + e3);
+  static long compress(long e0, long e1, long e2, long e3, long e4, long e5, long e6, long e7) {
+    // each factor is below 2^61 + 2^56, each fold below 2^62 + 2^58: two fit, four do not
+    return reduce(fold(e0 + K0, e1 + K1) + fold(e2 + K2, e3 + K3))
+        + fold(e4 + K4, e5 + K5)
+        + fold(e6 + K6, e7 + K7);
   }
 
   /**
-   * Takes the state of a hash computed elsewhere by {@link #groupA} and {@link #groupB} from zero
-   * over {@code length} bytes (a multiple of 28); {@link #update} and {@link #finish} go on from it.
+   * The first half's state {@code a} (below {@code 2^61 + 8}, as this returns it; 0 to start)
+   * after one more group compressed by {@link #compress} to {@code v}: {@code a * A + v} modulo
+   * {@code p}, below {@code 2^61 + 8}.
+   */
+  static long stepA(long a, long v) {
+    // below 2^62 + 8 plus below 2^63 + 2^61 + 2^59: no unsigned overflow
+    return reduce(fold(a, A) + v);
+  }
+
+  /** As {@link #stepA}, for the second half's state and point. */
+  static long stepB(long c, long v) {
+    return reduce(fold(c, B) + v);
+  }
+
+  /**
+   * Takes the state of a hash computed elsewhere by {@link #compress}, {@link #stepA} and {@link
+   * #stepB} from zero over {@code length} bytes (a multiple of 56); {@link #update} and {@link
+   * #finish} go on from it.
+   *
+   * @throws IllegalArgumentException if {@code length} is not a multiple of 56
    */
   void resume(long a, long c, long length) {
     if (length % GROUP != 0) {
-      throw new IllegalArgumentException("length: " + length + " (expected: a multiple of 28)");
+      throw new IllegalArgumentException("length: " + length + " (expected: a multiple of 56)");
     }
     carried = 0;
     this.length = length;
@@ -144,18 +188,24 @@ final class PolynomialHasher {
     update(scratch, 0, n);
   }
 
-  /** The hash of everything fed since construction or {@link #reset}. */
+  /**
+   * The hash of everything fed since construction or {@link #reset}: the last group padded with
+   * zeros, then the length as a last step. Leaves the state as it was.
+   */
   TextHash finish() {
     long a = ha;
     long c = hb;
-    java.util.Arrays.fill(carry, carried, carry.length, (byte) 0);
-    for (int q = 0; q < carried; q += 7) {
-      long e = element(carry, q);
-      a = reduce(fold(a, A1) + e);
-      c = reduce(fold(c, B1) + e);
+    if (carried > 0) {
+      java.util.Arrays.fill(carry, carried, carry.length, (byte) 0);
+      long v =
+          compress(
+              element(carry, 0), element(carry, 7), element(carry, 14), element(carry, 21),
+              element(carry, 28), element(carry, 35), element(carry, 42), element(carry, 49));
+      a = stepA(a, v);
+      c = stepB(c, v);
     }
-    a = mod(fold(a, A1) + length);
-    c = mod(fold(c, B1) + length);
+    a = mod(fold(a, A) + length);
+    c = mod(fold(c, B) + length);
     return new TextHash(a, c);
   }
 
@@ -188,8 +238,10 @@ final class PolynomialHasher {
   }
 
   /**
-   * A number congruent to {@code x * y} modulo {@code p}, below {@code 2^62 + 16}, for
-   * {@code x < 2^61 + 8} and {@code y < 2^61}.
+   * A number congruent to {@code x * y} modulo {@code p}: the product's low 61 bits plus the rest
+   * shifted down, so below {@code 2^61 + x * y / 2^61}. For {@code x < 2^61 + 8} and {@code y <
+   * 2^61} that is below {@code 2^62 + 8}; for both below {@code 2^61 + 2^56}, below {@code 2^62 +
+   * 2^58}. Needs {@code x * y < 2^125}.
    */
   private static long fold(long x, long y) {
     long lo = x * y;
@@ -208,7 +260,12 @@ final class PolynomialHasher {
     return r >= P ? r - P : r;
   }
 
-  private static long point(SecureRandom random) {
-    return 1 + Math.floorMod(random.nextLong(), P - 1);
+  /** A number uniform in {@code [0, p)}: 61 random bits, drawn again on {@code p} itself. */
+  private static long residue(SecureRandom random) {
+    long x;
+    do {
+      x = random.nextLong() & P;
+    } while (x == P);
+    return x;
   }
 }

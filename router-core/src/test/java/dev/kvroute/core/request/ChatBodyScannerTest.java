@@ -275,9 +275,9 @@ class ChatBodyScannerTest {
       "日", "!", "#", "[", "]", "\u007f", " ", "\\/",
     };
     for (String special : specials) {
-      // the eight-byte steps of a skipped string and the 28-byte hash groups of a content string
-      for (int before = 0; before < 62; before++) {
-        for (int after : new int[] {0, 1, 7, 8, 9, 27, 28, 29, 60}) {
+      // the eight-byte steps of a skipped string and the 56-byte hash groups of a content string
+      for (int before = 0; before < 118; before++) {
+        for (int after : new int[] {0, 1, 7, 8, 9, 27, 28, 29, 55, 56, 57, 60, 113}) {
           String json = "{\"messages\":[{\"role\":\"user\",\"content\":\""
               + "a".repeat(before) + special + "b".repeat(after) + "\",\"x\":\""
               + "c".repeat(before) + special + "\"}]}";
@@ -299,8 +299,8 @@ class ChatBodyScannerTest {
       if (v == '"' || v == '\\') {
         continue;
       }
-      for (int before = 0; before < 70; before++) {
-        for (int after : new int[] {0, 1, 8, 29, 40}) {
+      for (int before = 0; before < 118; before++) {
+        for (int after : new int[] {0, 1, 8, 29, 40, 57}) {
           ByteArrayOutputStream out = new ByteArrayOutputStream();
           out.writeBytes(("{\"messages\":[{\"role\":\"user\",\"content\":\"" + "a".repeat(before))
               .getBytes(StandardCharsets.UTF_8));

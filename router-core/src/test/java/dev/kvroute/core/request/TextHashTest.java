@@ -1,9 +1,11 @@
 package dev.kvroute.core.request;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatIllegalArgumentException;
 
 import java.math.BigInteger;
 import java.nio.charset.StandardCharsets;
+import java.util.Arrays;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.Map;
@@ -14,16 +16,33 @@ import org.junit.jupiter.api.Test;
 class TextHashTest {
   private static final BigInteger P = BigInteger.valueOf(PolynomialHasher.P);
 
-  /** The definition, evaluated naively with big integers. */
+  /**
+   * The definition, evaluated naively with big integers: 56-byte groups of eight 7-byte elements,
+   * the last group padded with zeros, each compressed to {@code (m0 + k0)(m1 + k1) + ... + (m6 +
+   * k6)(m7 + k7) mod p}; the values and then the length by Horner's rule at {@code point}.
+   */
   private static long naive(byte[] bytes, long point) {
     BigInteger r = BigInteger.valueOf(point);
+    long[] keys = {
+      PolynomialHasher.K0, PolynomialHasher.K1, PolynomialHasher.K2, PolynomialHasher.K3,
+      PolynomialHasher.K4, PolynomialHasher.K5, PolynomialHasher.K6, PolynomialHasher.K7
+    };
     BigInteger h = BigInteger.ZERO;
-    for (int q = 0; q < bytes.length; q += 7) {
-      long e = 0;
-      for (int k = 0; k < 7 && q + k < bytes.length; k++) {
-        e |= (bytes[q + k] & 0xFFL) << (8 * k);
+    for (int g = 0; g < bytes.length; g += 56) {
+      BigInteger[] x = new BigInteger[8];
+      for (int j = 0; j < 8; j++) {
+        long e = 0;
+        for (int k = 0; k < 7 && g + 7 * j + k < bytes.length; k++) {
+          e |= (bytes[g + 7 * j + k] & 0xFFL) << (8 * k);
+        }
+        x[j] = BigInteger.valueOf(e).add(BigInteger.valueOf(keys[j]));
       }
-      h = h.multiply(r).add(BigInteger.valueOf(e)).mod(P);
+      BigInteger v = BigInteger.ZERO;
+      for (int j = 0; j < 8; j += 2) {
+        v = v.add(x[j].multiply(x[j + 1]));
+      }
+      v = v.mod(P);
+      h = h.multiply(r).add(v).mod(P);
     }
     return h.multiply(r).add(BigInteger.valueOf(bytes.length)).mod(P).longValueExact();
   }
@@ -38,23 +57,23 @@ class TextHashTest {
         bytes[i] = random.nextInt(4) == 0 ? (byte) random.nextInt(256) : (byte) 0xFF;
       }
       TextHash h = TextHash.ofUtf8(bytes, 0, len);
-      assertThat(h.high()).as("length %d", len).isEqualTo(naive(bytes, PolynomialHasher.A1));
-      assertThat(h.low()).as("length %d", len).isEqualTo(naive(bytes, PolynomialHasher.B1));
+      assertThat(h.high()).as("length %d", len).isEqualTo(naive(bytes, PolynomialHasher.A));
+      assertThat(h.low()).as("length %d", len).isEqualTo(naive(bytes, PolynomialHasher.B));
     }
   }
 
   @Test
   void anyChunkingGivesTheSameHash() {
     SplittableRandom random = new SplittableRandom(11);
-    for (int round = 0; round < 200; round++) {
+    PolynomialHasher h = new PolynomialHasher();
+    for (int round = 0; round < 2_000; round++) {
       byte[] bytes = new byte[random.nextInt(400)];
       random.nextBytes(bytes);
       TextHash whole = TextHash.ofUtf8(bytes, 0, bytes.length);
-      PolynomialHasher h = new PolynomialHasher();
       h.reset();
       int at = 0;
       while (at < bytes.length) {
-        int n = Math.min(bytes.length - at, random.nextInt(40));
+        int n = Math.min(bytes.length - at, random.nextInt(random.nextBoolean() ? 4 : 70));
         if (n == 1 && random.nextBoolean()) {
           h.update(bytes[at]);
         } else {
@@ -62,8 +81,75 @@ class TextHashTest {
         }
         at += n;
       }
-      assertThat(h.finish()).isEqualTo(whole);
+      assertThat(h.finish()).as("round %d", round).isEqualTo(whole);
     }
+  }
+
+  @Test
+  void aStateFromTheGroupStepsResumesToTheSameHash() {
+    // the fused scan's path: whole groups by compress and step, then the rest by update
+    SplittableRandom random = new SplittableRandom(13);
+    for (int round = 0; round < 1_000; round++) {
+      byte[] bytes = new byte[random.nextInt(300)];
+      random.nextBytes(bytes);
+      int groups = random.nextInt(bytes.length / 56 + 1);
+      long a = 0;
+      long c = 0;
+      for (int g = 0; g < groups; g++) {
+        int at = 56 * g;
+        long v =
+            PolynomialHasher.compress(
+                element(bytes, at), element(bytes, at + 7), element(bytes, at + 14),
+                element(bytes, at + 21), element(bytes, at + 28), element(bytes, at + 35),
+                element(bytes, at + 42), element(bytes, at + 49));
+        a = PolynomialHasher.stepA(a, v);
+        c = PolynomialHasher.stepB(c, v);
+      }
+      PolynomialHasher h = new PolynomialHasher();
+      h.resume(a, c, 56L * groups);
+      int at = 56 * groups;
+      while (at < bytes.length) {
+        int n = Math.min(bytes.length - at, 1 + random.nextInt(30));
+        h.update(bytes, at, n);
+        at += n;
+      }
+      assertThat(h.finish()).isEqualTo(TextHash.ofUtf8(bytes, 0, bytes.length));
+    }
+  }
+
+  @Test
+  void resumeRefusesALengthThatIsNotWholeGroups() {
+    PolynomialHasher h = new PolynomialHasher();
+    assertThatIllegalArgumentException()
+        .isThrownBy(() -> h.resume(0, 0, 28))
+        .withMessageContaining("28");
+  }
+
+  @Test
+  void codePointsHashAsTheirUtf8() {
+    SplittableRandom random = new SplittableRandom(17);
+    PolynomialHasher h = new PolynomialHasher();
+    for (int round = 0; round < 500; round++) {
+      StringBuilder sb = new StringBuilder();
+      h.reset();
+      for (int k = random.nextInt(40); k > 0; k--) {
+        int cp;
+        do {
+          cp = random.nextInt(4) == 0 ? random.nextInt(0x110000) : random.nextInt(0x80);
+        } while (Character.isSurrogate((char) cp) && cp < 0x10000);
+        sb.appendCodePoint(cp);
+        h.updateCodePoint(cp);
+      }
+      assertThat(h.finish()).isEqualTo(TextHash.of(sb.toString()));
+    }
+  }
+
+  private static long element(byte[] b, int at) {
+    long e = 0;
+    for (int k = 0; k < 7; k++) {
+      e |= (b[at + k] & 0xFFL) << (8 * k);
+    }
+    return e;
   }
 
   @Test
@@ -91,6 +177,37 @@ class TextHashTest {
       assertThat(seen.add(TextHash.ofUtf8(new byte[len], 0, len))).as("%d zeros", len).isTrue();
     }
     assertThat(TextHash.of("a")).isNotEqualTo(TextHash.of("a\0"));
+    // zeros padding the last group, and zeros filling it, past every length of a text
+    for (int len = 1; len <= 120; len++) {
+      Set<TextHash> padded = new HashSet<>();
+      for (int zeros = 0; zeros <= 120; zeros++) {
+        byte[] b = new byte[len + zeros];
+        Arrays.fill(b, 0, len, (byte) 'x');
+        assertThat(padded.add(TextHash.ofUtf8(b, 0, b.length)))
+            .as("%d bytes and %d zeros", len, zeros).isTrue();
+      }
+    }
+  }
+
+  @Test
+  void aByteChangedAtAnyPositionOfAGroupChangesTheHash() {
+    // every position of three groups and a tail, every value against the base text's
+    SplittableRandom random = new SplittableRandom(19);
+    byte[] base = new byte[2 * 56 + 11];
+    random.nextBytes(base);
+    TextHash baseHash = TextHash.ofUtf8(base, 0, base.length);
+    for (int at = 0; at < base.length; at++) {
+      Set<TextHash> seen = new HashSet<>();
+      seen.add(baseHash);
+      for (int v = 0; v < 256; v++) {
+        if (v == (base[at] & 0xFF)) {
+          continue;
+        }
+        byte[] b = base.clone();
+        b[at] = (byte) v;
+        assertThat(seen.add(TextHash.ofUtf8(b, 0, b.length))).as("byte %d = %d", at, v).isTrue();
+      }
+    }
   }
 
   @Test
