@@ -461,11 +461,16 @@ final class ChatBodyScanner {
         if (((flags & HIGHS) | (special(w7) & LOW7)) != 0) {
           break;
         }
-        long v =
-            PolynomialHasher.compress(
-                w0 & M56, w1 & M56, w2 & M56, w3 & M56, w4 & M56, w5 & M56, w6 & M56, w7 & M56);
-        a = PolynomialHasher.stepA(a, v);
-        c = PolynomialHasher.stepB(c, v);
+        long e0 = w0 & M56;
+        long e1 = w1 & M56;
+        long e2 = w2 & M56;
+        long e3 = w3 & M56;
+        long e4 = w4 & M56;
+        long e5 = w5 & M56;
+        long e6 = w6 & M56;
+        long e7 = w7 & M56;
+        a = PolynomialHasher.stepA(a, e0, e1, e2, e3, e4, e5, e6, e7);
+        c = PolynomialHasher.stepB(c, e0, e1, e2, e3, e4, e5, e6, e7);
         p += GROUP;
         g = p;
         codePoints += GROUP;
@@ -511,18 +516,16 @@ final class ChatBodyScanner {
         throw GiveUp.INSTANCE;
       }
       // p >= g + 56 and p < limit: the group is whole and checked
-      long v =
-          PolynomialHasher.compress(
-              (long) LONG_LE.get(b, g) & M56,
-              (long) LONG_LE.get(b, g + 7) & M56,
-              (long) LONG_LE.get(b, g + 14) & M56,
-              (long) LONG_LE.get(b, g + 21) & M56,
-              (long) LONG_LE.get(b, g + 28) & M56,
-              (long) LONG_LE.get(b, g + 35) & M56,
-              (long) LONG_LE.get(b, g + 42) & M56,
-              (long) LONG_LE.get(b, g + 49) & M56);
-      a = PolynomialHasher.stepA(a, v);
-      c = PolynomialHasher.stepB(c, v);
+      long e0 = (long) LONG_LE.get(b, g) & M56;
+      long e1 = (long) LONG_LE.get(b, g + 7) & M56;
+      long e2 = (long) LONG_LE.get(b, g + 14) & M56;
+      long e3 = (long) LONG_LE.get(b, g + 21) & M56;
+      long e4 = (long) LONG_LE.get(b, g + 28) & M56;
+      long e5 = (long) LONG_LE.get(b, g + 35) & M56;
+      long e6 = (long) LONG_LE.get(b, g + 42) & M56;
+      long e7 = (long) LONG_LE.get(b, g + 49) & M56;
+      a = PolynomialHasher.stepA(a, e0, e1, e2, e3, e4, e5, e6, e7);
+      c = PolynomialHasher.stepB(c, e0, e1, e2, e3, e4, e5, e6, e7);
       g += GROUP;
     }
   }

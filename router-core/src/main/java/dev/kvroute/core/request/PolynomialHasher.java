@@ -7,13 +7,13 @@ import java.security.SecureRandom;
 
 /**
  * The streaming computation of {@link TextHash}: bytes go in by {@link #update} in any chunking,
- * {@link #finish} gives the hash. A group of 56 bytes (eight 7-byte elements {@code m_0..m_7})
- * is first compressed, once for both halves, to {@code v = (m_0 + k_0)(m_1 + k_1) + ... + (m_6 +
- * k_6)(m_7 + k_7)} modulo {@code p = 2^61 - 1} with eight secret keys ({@link #compress}: four
- * 64x64->128-bit products), and {@code v} is then one Horner step {@code h = h * r + v} of each
- * half's polynomial at its secret point ({@link #stepA}, {@link #stepB}: one product each). Six
- * products per 56 bytes, where polynomials over the elements themselves take sixteen. {@link
- * TextHash} gives the definition and the collision bound.
+ * {@link #finish} gives the hash. A group of 56 bytes (eight 7-byte elements {@code m_0..m_7}) is
+ * compressed, for each half with its own eight secret keys, to {@code v = (m_0 + k_0)(m_1 + k_1) +
+ * ... + (m_6 + k_6)(m_7 + k_7)} modulo {@code p = 2^61 - 1} (four 64x64->128-bit products), and
+ * {@code v} is then one Horner step {@code h = h * r + v} of that half's polynomial at its secret
+ * point ({@link #stepA}, {@link #stepB}: five products each). Ten products per 56 bytes, where
+ * polynomials over the elements themselves take thirty-two. {@link TextHash} gives the definition
+ * and the collision bound.
  *
  * <p>Sums are kept lazily below {@code 2^64} (unsigned) and folded modulo {@code p} once per step;
  * the bounds are on each method.
@@ -28,9 +28,10 @@ final class PolynomialHasher {
       MethodHandles.byteArrayViewVarHandle(long[].class, ByteOrder.LITTLE_ENDIAN);
 
   /**
-   * The compression's keys, in {@code [0, p)}, and the two halves' points, in {@code [1, p)}: drawn
-   * once per JVM from {@link SecureRandom}, uniformly. Package-private for the test that checks
-   * against a naive evaluation of the definition.
+   * The compressions' keys, in {@code [0, p)} ({@code K0..K7} the first half's, {@code L0..L7} the
+   * second's), and the two halves' points, in {@code [1, p)}: drawn once per JVM from {@link
+   * SecureRandom}, uniformly and independently. Package-private for the test that checks against a
+   * naive evaluation of the definition.
    */
   static final long K0;
 
@@ -41,6 +42,14 @@ final class PolynomialHasher {
   static final long K5;
   static final long K6;
   static final long K7;
+  static final long L0;
+  static final long L1;
+  static final long L2;
+  static final long L3;
+  static final long L4;
+  static final long L5;
+  static final long L6;
+  static final long L7;
   static final long A;
   static final long B;
 
@@ -54,6 +63,14 @@ final class PolynomialHasher {
     K5 = residue(random);
     K6 = residue(random);
     K7 = residue(random);
+    L0 = residue(random);
+    L1 = residue(random);
+    L2 = residue(random);
+    L3 = residue(random);
+    L4 = residue(random);
+    L5 = residue(random);
+    L6 = residue(random);
+    L7 = residue(random);
     long a;
     do {
       a = residue(random);
@@ -109,13 +126,16 @@ final class PolynomialHasher {
     long a = ha;
     long c = hb;
     while (end - off >= GROUP) {
-      long v =
-          compress(
-              element(b, off), element(b, off + 7), element(b, off + 14), element(b, off + 21),
-              element(b, off + 28), element(b, off + 35), element(b, off + 42),
-              element(b, off + 49));
-      a = stepA(a, v);
-      c = stepB(c, v);
+      long e0 = element(b, off);
+      long e1 = element(b, off + 7);
+      long e2 = element(b, off + 14);
+      long e3 = element(b, off + 21);
+      long e4 = element(b, off + 28);
+      long e5 = element(b, off + 35);
+      long e6 = element(b, off + 42);
+      long e7 = element(b, off + 49);
+      a = stepA(a, e0, e1, e2, e3, e4, e5, e6, e7);
+      c = stepB(c, e0, e1, e2, e3, e4, e5, e6, e7);
       off += GROUP;
     }
     ha = a;
@@ -128,46 +148,43 @@ final class PolynomialHasher {
 
   /** Hashes the 56 bytes at {@code off} into the state. */
   private void group(byte[] b, int off) {
-    long v =
-        compress(
-            element(b, off), element(b, off + 7), element(b, off + 14), element(b, off + 21),
-            element(b, off + 28), element(b, off + 35), element(b, off + 42), element(b, off + 49));
-    ha = stepA(ha, v);
-    hb = stepB(hb, v);
-  }
-
-  /**
-   * The compression of one 56-byte group given as its eight 7-byte little-endian elements (each
-   * below {@code 2^56}): a number congruent to {@code (e0 + K0)(e1 + K1) + (e2 + K2)(e3 + K3) +
-   * (e4 + K4)(e5 + K5) + (e6 + K6)(e7 + K7)} modulo {@code p}, below {@code 2^63 + 2^61 + 2^59}
-   * (unsigned: the sign bit may be set). For callers that hash while they scan: {@code v =
-   * compress(...)}, then {@code a = stepA(a, v)} and {@code c = stepB(c, v)}.
-   */
-  static long compress(long e0, long e1, long e2, long e3, long e4, long e5, long e6, long e7) {
-    // each factor is below 2^61 + 2^56, each fold below 2^62 + 2^58: two fit, four do not
-    return reduce(fold(e0 + K0, e1 + K1) + fold(e2 + K2, e3 + K3))
-        + fold(e4 + K4, e5 + K5)
-        + fold(e6 + K6, e7 + K7);
+    long e0 = element(b, off);
+    long e1 = element(b, off + 7);
+    long e2 = element(b, off + 14);
+    long e3 = element(b, off + 21);
+    long e4 = element(b, off + 28);
+    long e5 = element(b, off + 35);
+    long e6 = element(b, off + 42);
+    long e7 = element(b, off + 49);
+    ha = stepA(ha, e0, e1, e2, e3, e4, e5, e6, e7);
+    hb = stepB(hb, e0, e1, e2, e3, e4, e5, e6, e7);
   }
 
   /**
    * The first half's state {@code a} (below {@code 2^61 + 8}, as this returns it; 0 to start)
-   * after one more group compressed by {@link #compress} to {@code v}: {@code a * A + v} modulo
-   * {@code p}, below {@code 2^61 + 8}.
+   * after one more 56-byte group, given as its eight 7-byte little-endian elements (each below
+   * {@code 2^56}): {@code a * A + v} modulo {@code p}, below {@code 2^61 + 8}, where {@code v} is
+   * the group's compression with the first half's keys, {@code (e0 + K0)(e1 + K1) + (e2 + K2)(e3 +
+   * K3) + (e4 + K4)(e5 + K5) + (e6 + K6)(e7 + K7)}. Five 64x64-bit products. For callers that hash
+   * while they scan: {@code a = stepA(a, e0..e7)} and {@code c = stepB(c, e0..e7)} per group.
    */
-  static long stepA(long a, long v) {
-    // below 2^62 + 8 plus below 2^63 + 2^61 + 2^59: no unsigned overflow
+  static long stepA(long a, long e0, long e1, long e2, long e3, long e4, long e5, long e6, long e7) {
+    // each factor is below 2^61 + 2^56, each fold below 2^62 + 2^58: two fit, four do not; the
+    // compression below 2^63 + 2^61 + 2^59 plus a fold below 2^62 + 8: no unsigned overflow
+    long v = reduce(fold(e0 + K0, e1 + K1) + fold(e2 + K2, e3 + K3)) + fold(e4 + K4, e5 + K5)
+        + fold(e6 + K6, e7 + K7);
     return reduce(fold(a, A) + v);
   }
 
-  /** As {@link #stepA}, for the second half's state and point. */
-  static long stepB(long c, long v) {
+  /** As {@link #stepA}, for the second half's state, keys ({@code L0..L7}) and point. */
+  static long stepB(long c, long e0, long e1, long e2, long e3, long e4, long e5, long e6, long e7) {
+    long v = reduce(fold(e0 + L0, e1 + L1) + fold(e2 + L2, e3 + L3)) + fold(e4 + L4, e5 + L5)
+        + fold(e6 + L6, e7 + L7);
     return reduce(fold(c, B) + v);
   }
 
   /**
-   * Takes the state of a hash computed elsewhere by {@link #compress}, {@link #stepA} and {@link
-   * #stepB} from zero over {@code length} bytes (a multiple of 56); {@link #update} and {@link
+   * Takes the state of a hash computed elsewhere by {@link #stepA} and {@link #stepB} from zero over {@code length} bytes (a multiple of 56); {@link #update} and {@link
    * #finish} go on from it.
    *
    * @throws IllegalArgumentException if {@code length} is not a multiple of 56
@@ -197,12 +214,16 @@ final class PolynomialHasher {
     long c = hb;
     if (carried > 0) {
       java.util.Arrays.fill(carry, carried, carry.length, (byte) 0);
-      long v =
-          compress(
-              element(carry, 0), element(carry, 7), element(carry, 14), element(carry, 21),
-              element(carry, 28), element(carry, 35), element(carry, 42), element(carry, 49));
-      a = stepA(a, v);
-      c = stepB(c, v);
+      long e0 = element(carry, 0);
+      long e1 = element(carry, 7);
+      long e2 = element(carry, 14);
+      long e3 = element(carry, 21);
+      long e4 = element(carry, 28);
+      long e5 = element(carry, 35);
+      long e6 = element(carry, 42);
+      long e7 = element(carry, 49);
+      a = stepA(a, e0, e1, e2, e3, e4, e5, e6, e7);
+      c = stepB(c, e0, e1, e2, e3, e4, e5, e6, e7);
     }
     a = mod(fold(a, A) + length);
     c = mod(fold(c, B) + length);

@@ -4,39 +4,38 @@ import java.nio.charset.StandardCharsets;
 
 /**
  * A 122-bit hash of a text: its UTF-8 bytes compressed 56 at a time by a keyed pair-product hash
- * and the results hashed by two independent polynomials modulo the Mersenne prime {@code p = 2^61 -
- * 1}, with keys and points secret and drawn once per JVM. kvroute keys its token cache by it, so
- * equal texts must and different texts must not hash alike.
+ * and the results hashed by a polynomial modulo the Mersenne prime {@code p = 2^61 - 1}, twice,
+ * with independent keys and points, all secret and drawn once per JVM. kvroute keys its token cache
+ * by it, so equal texts must and different texts must not hash alike.
  *
  * <p>Definition. The bytes are the text's UTF-8 encoding (a lone surrogate, which UTF-8 cannot
  * encode, is written as its 3-byte generalized UTF-8 form, so every {@code String} has its own
  * bytes). They are cut into {@code n} groups of 56 bytes, the last one padded with zeros, and each
- * group into eight 7-byte little-endian elements {@code m_0..m_7} (each below {@code 2^56}). Group
- * {@code i} compresses to {@code v_i = (sum_{j<4} (m_2j + k_2j)(m_2j+1 + k_2j+1)) mod p} with eight
- * secret keys {@code k_0..k_7} uniform in {@code [0, p)}, and each half is {@code h(r) = (sum_i
- * v_i * r^(n+1-i) + len) mod p}, where {@code len} is the byte length, at its own secret point
- * {@code r} uniform in {@code [1, p)}.
+ * group into eight 7-byte little-endian elements {@code m_0..m_7} (each below {@code 2^56}). For
+ * each half, group {@code i} compresses to {@code v_i = (sum_{j<4} (m_2j + k_2j)(m_2j+1 +
+ * k_2j+1)) mod p} with the half's eight secret keys {@code k_0..k_7} uniform in {@code [0, p)}, and
+ * the half is {@code h(r) = (sum_i v_i * r^(n+1-i) + len) mod p}, where {@code len} is the byte
+ * length, at the half's secret point {@code r} uniform in {@code [1, p)}.
  *
  * <p>Collisions. Take two different texts of at most {@code L} bytes, chosen without knowledge of
  * the keys and points. If their lengths differ, so do their polynomials' constant terms. If not,
- * some group differs, and its two values {@code v} agree with probability at most {@code 1 / p} over
- * the keys: in a pair of elements that differs, say {@code (m_0, m_1)} with {@code m_0 != m_0'},
- * the difference of the values is {@code k_1 (m_0 - m_0')} plus terms free of {@code k_1}, and
- * {@code m_0 - m_0'} is not a multiple of {@code p} (both are below {@code 2^56}), so for any other
- * keys one {@code k_1} in {@code [0, p)} makes them agree (if {@code m_0 = m_0'}, then {@code m_1 !=
- * m_1'} and {@code k_0} plays that role).
- * This is the argument for NH (Black, Halevi, Krawczyk, Krovetz and Rogaway, "UMAC: Fast and Secure
- * Message Authentication", CRYPTO 1999) over the field of integers modulo {@code p}, where NH works
- * modulo {@code 2^w}; on 8-byte words the difference could be a multiple of {@code p}, hence the
- * 7-byte elements. When the values differ, the polynomials differ and have degree at most {@code d
- * = ceil(L / 56)}, so each half agrees with probability at most {@code d / p}, independently. In
- * all, at most {@code 1 / p + (d / p)^2}: about {@code 4.3 * 10^-19} ({@code 2^-61}) for texts of
- * any realistic length, the first term dominating. The halves share the compression: six
- * 64x64-bit products per group where a compression each would take ten (and polynomials over the
- * elements themselves, sixteen); the price is that {@code 1 / p} floor. The
- * bound holds for adversarially chosen texts too, as long as keys and points stay secret (they
- * never leave the process). The values themselves differ from one JVM to the next; never persist
- * them.
+ * some group differs, and in one half its two values {@code v} agree with probability at most
+ * {@code 1 / p} over that half's keys: in a pair of elements that differs, say {@code (m_0, m_1)}
+ * with {@code m_0 != m_0'}, the difference of the values is {@code k_1 (m_0 - m_0')} plus terms
+ * free of {@code k_1}, and {@code m_0 - m_0'} is not a multiple of {@code p} (both are below
+ * {@code 2^56}), so for any other keys one {@code k_1} in {@code [0, p)} makes them agree (if
+ * {@code m_0 = m_0'}, then {@code m_1 != m_1'} and {@code k_0} plays that role). This is the
+ * argument for NH (Black, Halevi, Krawczyk, Krovetz and Rogaway, "UMAC: Fast and Secure Message
+ * Authentication", CRYPTO 1999) over the field of integers modulo {@code p}, where NH works modulo
+ * {@code 2^w}; on 8-byte words the difference could be a multiple of {@code p}, hence the 7-byte
+ * elements. When the values differ, the polynomials differ and have degree at most {@code d =
+ * ceil(L / 56) + 1}, so the half agrees with probability at most {@code d / p}. Each half thus
+ * collides with probability at most {@code (1 + d) / p}, the two independently: at most {@code ((1
+ * + d) / p)^2} in all, about {@code 2^-100} for texts of 100 KB. (Sharing one compression between
+ * the halves would save four of the ten products per group but leave a floor of {@code 1 / p},
+ * about {@code 2^-61}, whatever the length.) The bound holds for adversarially chosen texts too, as
+ * long as keys and points stay secret (they never leave the process). The values themselves differ
+ * from one JVM to the next; never persist them.
  *
  * <p>Immutable and thread-safe.
  *
