@@ -4,10 +4,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.kvroute.core.BackendId;
 import dev.kvroute.core.RouterCore;
-import dev.kvroute.core.index.PrefixIndex;
-import dev.kvroute.core.load.LoadTracker;
-import dev.kvroute.core.policy.Decision;
-import dev.kvroute.core.policy.RoutingPolicy;
 import dev.kvroute.core.request.RequestView;
 import dev.kvroute.proxy.config.ProxyConfig;
 import java.net.URI;
@@ -88,16 +84,9 @@ final class ColdPromptIT {
   }
 
   /** A routing core whose routing of a view on a body worker waits for {@link #RELEASE} the first time. */
-  private static final class HeldOffLoop implements RouterCore {
-    private final RouterCore core;
-
+  private static final class HeldOffLoop extends ForwardingRouterCore {
     HeldOffLoop(RouterCore core) {
-      this.core = core;
-    }
-
-    @Override
-    public long uncachedCodePoints(RequestView view) {
-      return core.uncachedCodePoints(view);
+      super(core);
     }
 
     @Override
@@ -116,63 +105,8 @@ final class ColdPromptIT {
     }
 
     @Override
-    public void addBackend(BackendId backend, long capacityTokens) {
-      core.addBackend(backend, capacityTokens);
-    }
-
-    @Override
-    public void removeBackend(BackendId backend) {
-      core.removeBackend(backend);
-    }
-
-    @Override
     public Routed route(RequestView view, Collection<BackendId> healthy) {
       return route(view, 0L, healthy);
-    }
-
-    @Override
-    public Routed route(int[] promptTokens, String sessionKey, Collection<BackendId> healthy) {
-      return core.route(promptTokens, sessionKey, healthy);
-    }
-
-    @Override
-    public Routed route(int[] promptTokens, String sessionKey, long namespace, Collection<BackendId> healthy) {
-      return core.route(promptTokens, sessionKey, namespace, healthy);
-    }
-
-    @Override
-    public Decision explain(int[] promptTokens, String sessionKey, long namespace, Collection<BackendId> healthy) {
-      return core.explain(promptTokens, sessionKey, namespace, healthy);
-    }
-
-    @Override
-    public Decision explain(RequestView view, Collection<BackendId> healthy) {
-      return core.explain(view, healthy);
-    }
-
-    @Override
-    public Decision explain(int[] promptTokens, String sessionKey, Collection<BackendId> healthy) {
-      return core.explain(promptTokens, sessionKey, healthy);
-    }
-
-    @Override
-    public int[] tokens(RequestView view) {
-      return core.tokens(view);
-    }
-
-    @Override
-    public PrefixIndex index() {
-      return core.index();
-    }
-
-    @Override
-    public LoadTracker loads() {
-      return core.loads();
-    }
-
-    @Override
-    public RoutingPolicy policy() {
-      return core.policy();
     }
   }
 }

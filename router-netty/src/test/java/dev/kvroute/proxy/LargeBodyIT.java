@@ -4,10 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.kvroute.core.BackendId;
 import dev.kvroute.core.RouterCore;
-import dev.kvroute.core.index.PrefixIndex;
-import dev.kvroute.core.load.LoadTracker;
 import dev.kvroute.core.policy.Decision;
-import dev.kvroute.core.policy.RoutingPolicy;
 import dev.kvroute.core.request.RequestView;
 import dev.kvroute.proxy.config.ProxyConfig;
 import java.net.URI;
@@ -72,11 +69,9 @@ final class LargeBodyIT {
   }
 
   /** A routing core whose tokenizing of large prompts waits for {@link #RELEASE}, wherever it runs. */
-  private static final class HeldTokenizing implements RouterCore {
-    private final RouterCore core;
-
+  private static final class HeldTokenizing extends ForwardingRouterCore {
     HeldTokenizing(RouterCore core) {
-      this.core = core;
+      super(core);
     }
 
     private void hold(RequestView view) {
@@ -91,34 +86,15 @@ final class LargeBodyIT {
     }
 
     @Override
-    public void addBackend(BackendId backend, long capacityTokens) {
-      core.addBackend(backend, capacityTokens);
-    }
-
-    @Override
-    public void removeBackend(BackendId backend) {
-      core.removeBackend(backend);
-    }
-
-    @Override
     public Routed route(RequestView view, Collection<BackendId> healthy) {
       hold(view);
       return core.route(view, healthy);
     }
 
     @Override
-    public Routed route(int[] promptTokens, String sessionKey, Collection<BackendId> healthy) {
-      return core.route(promptTokens, sessionKey, healthy);
-    }
-
-    @Override
-    public Routed route(int[] promptTokens, String sessionKey, long namespace, Collection<BackendId> healthy) {
-      return core.route(promptTokens, sessionKey, namespace, healthy);
-    }
-
-    @Override
-    public Decision explain(int[] promptTokens, String sessionKey, long namespace, Collection<BackendId> healthy) {
-      return core.explain(promptTokens, sessionKey, namespace, healthy);
+    public Routed route(RequestView view, long namespace, Collection<BackendId> healthy) {
+      hold(view);
+      return core.route(view, namespace, healthy);
     }
 
     @Override
@@ -128,29 +104,9 @@ final class LargeBodyIT {
     }
 
     @Override
-    public Decision explain(int[] promptTokens, String sessionKey, Collection<BackendId> healthy) {
-      return core.explain(promptTokens, sessionKey, healthy);
-    }
-
-    @Override
     public int[] tokens(RequestView view) {
       hold(view);
       return core.tokens(view);
-    }
-
-    @Override
-    public PrefixIndex index() {
-      return core.index();
-    }
-
-    @Override
-    public LoadTracker loads() {
-      return core.loads();
-    }
-
-    @Override
-    public RoutingPolicy policy() {
-      return core.policy();
     }
   }
 }
