@@ -54,7 +54,7 @@ import java.util.function.Function;
  * <p>Thread-safe: {@link #pick} may be called from any thread; each {@link Pick} is driven by one
  * request's callbacks (in order), and {@link Pick#cancel} may race with them.
  *
- * <p>Why one unit of about 650 lines: the class is the wiring of those services (each its own class)
+ * <p>Why one unit of about 680 lines: the class is the wiring of those services (each its own class)
  * plus {@link Pick}, the one request's lease state machine; splitting {@link Pick} out would expose
  * the lease and index hand-offs that only this class may make, as {@code ProxyExchange} keeps its own.
  */

@@ -61,7 +61,7 @@ import java.util.concurrent.locks.StampedLock;
  * map). Rows and maps are sized to cache lines so that a page costs about one cache miss per
  * structure touched.
  *
- * <p>About 600 lines, as one unit after its storage went to {@code NodeTable}, {@code RecencyView}
+ * <p>About 700 lines, as one unit after its storage went to {@code NodeTable}, {@code RecencyView}
  * and {@code PagePin}: what remains is the descent, the inserts and the eviction that keep a node's
  * holder bits and every backend's view consistent under one lock, which cannot be split without
  * splitting that invariant.
