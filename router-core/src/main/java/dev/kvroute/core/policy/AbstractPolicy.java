@@ -40,6 +40,12 @@ abstract class AbstractPolicy implements RoutingPolicy {
     return new Decision(cs.get(chosen).backend(), name, rule, cs, detail);
   }
 
+  /** As {@link #decision(RoutingContext, int, Rule, String)}, the detail line written when asked for. */
+  final Decision decision(RoutingContext context, int chosen, Rule rule, java.util.function.Supplier<String> detail) {
+    List<Candidate> cs = context.candidates();
+    return new Decision(cs.get(chosen).backend(), name, rule, cs, detail);
+  }
+
   /** Each candidate's load: own plus foreign when {@code foreign} ({@link LoadMeasure#of}). */
   static long[] loads(List<Candidate> cs, LoadMeasure measure, boolean foreign) {
     long[] out = new long[cs.size()];

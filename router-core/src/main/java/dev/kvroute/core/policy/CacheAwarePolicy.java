@@ -61,11 +61,16 @@ final class CacheAwarePolicy extends AbstractPolicy {
       chosen = Ties.argMin(loads, negMatches, draws);
       rule = Rule.CACHE_MISS;
     }
-    String detail =
+    long bestMatch = best;
+    long maxLoad = max;
+    long minLoad = min;
+    long foreignLoad = foreign;
+    int promptTokens = context.promptTokens();
+    java.util.function.Supplier<String> detail = () ->
         "best match "
-            + best
+            + bestMatch
             + "/"
-            + context.promptTokens()
+            + promptTokens
             + " = "
             + round3(ratio)
             + (ratio > config.cacheThreshold() ? " > " : " <= ")
@@ -73,16 +78,16 @@ final class CacheAwarePolicy extends AbstractPolicy {
             + "; "
             + config.loadMeasure()
             + " load max "
-            + max
+            + maxLoad
             + " min "
-            + min
+            + minLoad
             + (imbalanced ? " imbalanced" : " balanced")
             + " (abs "
             + config.balanceAbsThreshold()
             + ", rel "
             + config.balanceRelThreshold()
             + ")"
-            + (foreign > 0 ? "; least loaded counts " + foreign + " engine-reported foreign" : "");
+            + (foreignLoad > 0 ? "; least loaded counts " + foreignLoad + " engine-reported foreign" : "");
     return decision(context, chosen, rule, detail);
   }
 

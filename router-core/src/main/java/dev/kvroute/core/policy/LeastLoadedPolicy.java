@@ -23,6 +23,7 @@ final class LeastLoadedPolicy extends AbstractPolicy {
   Decision decide(RoutingContext context, Draws draws, boolean commit) {
     long[] loads = loads(context.candidates(), measure, foreign);
     int chosen = Ties.argMin(loads, null, draws);
-    return decision(context, chosen, Rule.LEAST_LOADED, measure + " load " + loads[chosen]);
+    long load = loads[chosen];
+    return decision(context, chosen, Rule.LEAST_LOADED, () -> measure + " load " + load);
   }
 }

@@ -33,7 +33,9 @@ final class RoundRobinPolicy extends AbstractPolicy {
       int chosen = after(cs, previous);
       // exact under concurrency: each committed choice advances from the one it read
       if (!commit || last.compareAndSet(previous, cs.get(chosen).backend())) {
-        return decision(context, chosen, Rule.ROUND_ROBIN, previous == null ? "first" : "after " + previous);
+        BackendId after = previous;
+        return decision(context, chosen, Rule.ROUND_ROBIN,
+            () -> after == null ? "first" : "after " + after);
       }
     }
   }
