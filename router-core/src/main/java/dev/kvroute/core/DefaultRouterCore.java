@@ -86,6 +86,11 @@ final class DefaultRouterCore implements RouterCore {
   }
 
   @Override
+  public boolean asksForMessageHashes() {
+    return policy.reads(null) != PromptReads.NONE && tokenizer.asksForMessageHashes();
+  }
+
+  @Override
   public long uncachedCodePoints(RequestView view) {
     return policy.reads(view.sessionKey()) == PromptReads.NONE ? 0 : tokenizer.uncachedCodePoints(view);
   }

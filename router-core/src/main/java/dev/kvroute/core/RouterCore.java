@@ -124,6 +124,16 @@ public interface RouterCore {
   }
 
   /**
+   * Whether routing asks for every chat message's {@link dev.kvroute.core.request.TextHash}: a
+   * request parser then hashes message texts as it reads them, in the same pass ({@link
+   * dev.kvroute.core.request.RequestParser#create(String, String, boolean)}), and otherwise leaves
+   * them to be hashed when (if ever) asked for. The default: whenever the policy reads the prompt.
+   */
+  default boolean asksForMessageHashes() {
+    return policy().reads(null) != dev.kvroute.core.policy.PromptReads.NONE;
+  }
+
+  /**
    * As {@link #route(RequestView, Collection)} in the index namespace {@code namespace}. The default
    * tokenizes and routes the tokens.
    *

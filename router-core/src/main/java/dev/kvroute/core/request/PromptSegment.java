@@ -64,6 +64,51 @@ public interface PromptSegment {
     return t == null ? 0 : t.codePointCount(0, t.length());
   }
 
+  /**
+   * A 64-bit digest of the segment as it holds its text, cheap to compute whatever the text's length:
+   * for a segment read from a body, of its byte length and four 8-byte words of its bytes (the first,
+   * the last and two between); for one holding its text, of the text's {@link String#hashCode};
+   * for token ids, of their {@link java.util.Arrays#hashCode}; each mixed with a key drawn once per
+   * JVM. Two segments for which {@link #sameText} holds have the same fingerprint. The converse does
+   * not hold, by design: two texts that agree on those bytes share a fingerprint, so a fingerprint
+   * only finds candidates, and {@link #sameText} confirms them.
+   */
+  default long fingerprint() {
+    int h = isTokens() ? java.util.Arrays.hashCode(tokenIds()) : text().hashCode();
+    return Fingerprints.mix(Fingerprints.KEY ^ h);
+  }
+
+  /**
+   * Whether {@code other} holds the same text in the same form (or the same token ids), byte for
+   * byte: two segments read from bodies compare their JSON string's bytes as sent, two holding
+   * their text compare it. May answer {@code false} for the same text held in different forms (one
+   * read from a body, one built from a string, or the same text escaped differently), never
+   * {@code true} for different texts. The role is not compared.
+   */
+  default boolean sameText(PromptSegment other) {
+    if (isTokens() || other.isTokens()) {
+      return isTokens() && other.isTokens() && java.util.Arrays.equals(tokenIds(), other.tokenIds());
+    }
+    return text().equals(other.text());
+  }
+
+  /**
+   * This segment, keeping its own copy of any request-body bytes it refers to, so that it can be kept
+   * after the request (whose body buffer may be reused) for {@link #sameText} comparisons. A
+   * segment that holds its text or ids returns itself.
+   */
+  default PromptSegment detached() {
+    return this;
+  }
+
+  /**
+   * About how many heap bytes the segment's text or ids take where it holds them (a body segment:
+   * its bytes in the body; a string: two per char; ids: four each); for cache bounds.
+   */
+  default long heldBytes() {
+    return isTokens() ? 4L * tokenIds().length : 2L * text().length();
+  }
+
   /** Whether this segment is given as token ids rather than text. */
   default boolean isTokens() {
     return tokenIds() != null;

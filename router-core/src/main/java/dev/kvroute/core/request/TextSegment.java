@@ -122,6 +122,39 @@ final class TextSegment implements PromptSegment {
   }
 
   @Override
+  public long fingerprint() {
+    if (body == null) {
+      return Fingerprints.mix(Fingerprints.KEY ^ text.hashCode());
+    }
+    return Fingerprints.ofBytes(body, start, end, escaped);
+  }
+
+  @Override
+  public boolean sameText(PromptSegment other) {
+    if (!(other instanceof TextSegment t) || (body == null) != (t.body == null)) {
+      return false; // token ids, or the same text maybe, held in another form
+    }
+    if (body == null) {
+      return text.equals(t.text);
+    }
+    return escaped == t.escaped && java.util.Arrays.equals(body, start, end, t.body, t.start, t.end);
+  }
+
+  @Override
+  public PromptSegment detached() {
+    if (body == null) {
+      return this;
+    }
+    return new TextSegment(role, hash, text, java.util.Arrays.copyOfRange(body, start, end), 0, end - start, escaped,
+        codePoints);
+  }
+
+  @Override
+  public long heldBytes() {
+    return body == null ? 2L * text.length() : end - start;
+  }
+
+  @Override
   public boolean isTokens() {
     return false;
   }

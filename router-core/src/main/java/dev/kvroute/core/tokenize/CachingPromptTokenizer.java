@@ -29,7 +29,6 @@ final class CachingPromptTokenizer implements PromptTokenizer {
   private final Tokenizer tokenizer;
   private final PieceCache cache;
   private final MessagePrefixCache prefixes;
-  private final Map<String, TextHash> commonRoleHashes;
   private final Map<String, int[]> commonHeaders;
   private final int[] imEnd;
   private final int[] generationPrompt;
@@ -39,13 +38,10 @@ final class CachingPromptTokenizer implements PromptTokenizer {
     this.cache = new PieceCache(maxCacheBytes);
     this.prefixes = new MessagePrefixCache(maxCacheBytes / 4);
     Map<String, int[]> headers = new java.util.HashMap<>();
-    Map<String, TextHash> roleHashes = new java.util.HashMap<>();
     for (String role : COMMON_ROLES) {
       headers.put(role, tokenizer.encode(header(role)));
-      roleHashes.put(role, TextHash.of(role));
     }
     this.commonHeaders = Map.copyOf(headers);
-    this.commonRoleHashes = Map.copyOf(roleHashes);
     this.imEnd = tokenizer.encode(IM_END);
     this.generationPrompt = tokenizer.encode(GENERATION_PROMPT);
   }
@@ -110,8 +106,8 @@ final class CachingPromptTokenizer implements PromptTokenizer {
       if (s.isTokens()) {
         return PrefixedTokens.of(tokenize(view));
       }
-      TextHash role = roleHash(role(s));
-      TextHash text = s.textHash();
+      long role = roleFingerprint(role(s));
+      long text = s.fingerprint();
       a = MessagePrefixCache.Key.nextA(a, role, text);
       b = MessagePrefixCache.Key.nextB(b, role, text);
       if (i >= n - probes) {
@@ -122,8 +118,9 @@ final class CachingPromptTokenizer implements PromptTokenizer {
     int from = 0; // the first message not in the known prompt
     int j = 0;
     for (; j < probes; j++) {
-      known = prefixes.get(keys[j]);
-      if (known != null) {
+      MessagePrefixCache.Entry e = prefixes.get(keys[j]);
+      if (e != null && e.holds(segments)) {
+        known = e;
         from = n - j;
         break;
       }
@@ -154,13 +151,19 @@ final class CachingPromptTokenizer implements PromptTokenizer {
       at += piece.length;
     }
     return PrefixedTokens.cached(out, prefixes, keys[0], out.length - generationPrompt.length,
-        known == null ? null : keys[j], known);
+        known == null ? null : keys[j], known, segments);
   }
 
   /**
    * As the interface says: the probes of {@link #tokenizePrefixed} (without touching the kept
-   * prompts' recency), then the piece cache for each message after the longest kept prompt.
+   * prompts' recency, and by key alone: an estimate, which skips the byte comparison), then the
+   * piece cache for each message after the longest kept prompt.
    */
+  @Override
+  public boolean asksForMessageHashes() {
+    return false;
+  }
+
   @Override
   public long uncachedCodePoints(RequestView view) {
     List<PromptSegment> segments = view.segments();
@@ -177,9 +180,10 @@ final class CachingPromptTokenizer implements PromptTokenizer {
         if (s.isTokens()) {
           break; // tokenizePrefixed keeps no prompt with token segments: every piece counts
         }
-        TextHash role = roleHash(role(s));
-        a = MessagePrefixCache.Key.nextA(a, role, s.textHash());
-        b = MessagePrefixCache.Key.nextB(b, role, s.textHash());
+        long role = roleFingerprint(role(s));
+        long text = s.fingerprint();
+        a = MessagePrefixCache.Key.nextA(a, role, text);
+        b = MessagePrefixCache.Key.nextB(b, role, text);
         if (i >= n - probes) {
           as[n - 1 - i] = a;
           bs[n - 1 - i] = b;
@@ -208,9 +212,9 @@ final class CachingPromptTokenizer implements PromptTokenizer {
     return s.role() == null ? "user" : s.role();
   }
 
-  private TextHash roleHash(String role) {
-    TextHash h = commonRoleHashes.get(role);
-    return h != null ? h : TextHash.of(role);
+  /** A role's part of a prompt key: its String hash (roles are compared whole by {@code Entry#holds}). */
+  private static long roleFingerprint(String role) {
+    return role.hashCode();
   }
 
   /** The chat prompts kept by their messages, and their estimated heap bytes; for metrics and tests. */

@@ -1,9 +1,10 @@
 package dev.kvroute.core.tokenize;
 
 import dev.kvroute.core.index.PageHashes;
-import dev.kvroute.core.request.TextHash;
+import dev.kvroute.core.request.PromptSegment;
 import java.util.Iterator;
 import java.util.LinkedHashMap;
+import java.util.List;
 
 /**
  * The chat prompts a {@link CachingPromptTokenizer} assembled, keyed by their whole messages, so that
@@ -11,29 +12,35 @@ import java.util.LinkedHashMap;
  * takes their page hashes instead of looking up every message's pieces and hashing every page again.
  *
  * <p>Key: a 128-bit chain over the messages, in order, of each message's role and text {@link
- * TextHash} (the piece cache's keys), plus the message count. Each step mixes the four 61-bit halves
- * into two 64-bit lanes with different multipliers and rotations (xxHash's primes and rounds), so two
- * different message lists share a key with probability about {@code 2^-128} for unrelated inputs;
- * {@link TextHash} values are keyed by points secret to the process, so a client cannot craft a
- * collision. A collision would only make the router assume another conversation's prompt tokens for
- * routing (the request itself is forwarded as sent).
+ * PromptSegment#fingerprint} (a few of its bytes and its length, not all of it), plus the message
+ * count. Each step mixes the fingerprints into two 64-bit lanes with different multipliers and
+ * rotations (xxHash's primes and rounds). A key only finds a candidate: the entry keeps its messages
+ * (copies of their bytes, {@link PromptSegment#detached}) and a candidate is taken only if every
+ * one of them is the request's, byte for byte ({@link Entry#holds}). So reading a 22 KB conversation
+ * costs a comparison of its bytes (vectorized) rather than a hash of all of them, and two
+ * conversations that share a key, by chance or by design, never share tokens: the later one's is a
+ * miss and replaces the other.
  *
  * <p>Value: the prompt's token array (shared with the routed request, never written), how many of
- * its tokens are its messages' (the rest is the generation prompt), and the page hashes the prefix
- * index computed for it. Bounded by an estimate of heap bytes: {@code 4 × tokens + }the page hashes'
- * bytes {@code + }{@value #ENTRY_OVERHEAD_BYTES} per prompt; the least recently used prompts go
- * first. Least recently used rather than Caffeine's W-TinyLFU: each prompt is written once and read
- * once, by its conversation's next turn, and TinyLFU's admission prefers entries read before (or
- * kept longer) over a newly written one, so at its bound it would keep finished conversations' prompts
- * and refuse the new turns'. A conversation's next turn then drops the prompt it extended ({@link
+ * its tokens are its messages' (the rest is the generation prompt), the page hashes the prefix
+ * index computed for it, and its messages. Bounded by an estimate of heap bytes: {@code 4 × tokens
+ * + }the page hashes' bytes {@code + }the messages' bytes {@code + }{@value #ENTRY_OVERHEAD_BYTES}
+ * per prompt and {@value #MESSAGE_OVERHEAD_BYTES} per message (a conversation's turns share their
+ * earlier messages' copies, so this overcounts); the least recently used prompts go first. Least
+ * recently used rather than Caffeine's W-TinyLFU: each prompt is written once and read once, by its
+ * conversation's next turn, and TinyLFU's admission prefers entries read before (or kept longer) over
+ * a newly written one, so at its bound it would keep finished conversations' prompts and refuse the
+ * new turns'. A conversation's next turn then drops the prompt it extended ({@link
  * PrefixedTokens#remember}), so a conversation holds one entry.
  *
  * <p>Thread-safe: one lock around a map operation of O(1) (an eviction of {@code k} prompts, O(k));
- * the token assembly and hashing happen outside it.
+ * the token assembly, the comparison and the copies happen outside it.
  */
 final class MessagePrefixCache {
   /** Per cached prompt besides its arrays: key, entry, map node and array headers, rounded up. */
   static final int ENTRY_OVERHEAD_BYTES = 192;
+  /** Per kept message besides its bytes: a segment object, its array header and a reference. */
+  static final int MESSAGE_OVERHEAD_BYTES = 72;
 
   private static final long P1 = 0x9E3779B185EBCA87L;
   private static final long P2 = 0xC2B2AE3D27D4EB4FL;
@@ -45,24 +52,17 @@ final class MessagePrefixCache {
     static final Key EMPTY = new Key(P3, P4, 0);
 
     /**
-     * The first lane of the key of messages keyed {@code a} followed by one with {@code role} and
-     * {@code text} (computed in longs, without a key object per message).
+     * The first lane of the key of messages keyed {@code a} followed by one whose role and text have
+     * fingerprints {@code role} and {@code text} (computed in longs, without a key object per
+     * message).
      */
-    static long nextA(long a, TextHash role, TextHash text) {
-      long x = a;
-      x = lane(x, text.high(), P1, 31);
-      x = lane(x, text.low(), P2, 29);
-      x = lane(x, role.high(), P1, 27);
-      return lane(x, role.low(), P2, 33);
+    static long nextA(long a, long role, long text) {
+      return lane(lane(a, text, P1, 31), role, P2, 29);
     }
 
     /** The second lane, as {@link #nextA}. */
-    static long nextB(long b, TextHash role, TextHash text) {
-      long y = b;
-      y = lane(y, text.low(), P3, 23);
-      y = lane(y, text.high(), P4, 37);
-      y = lane(y, role.low(), P3, 19);
-      return lane(y, role.high(), P4, 41);
+    static long nextB(long b, long role, long text) {
+      return lane(lane(b, text, P3, 23), role, P4, 37);
     }
 
     private static long lane(long acc, long input, long prime, int rotation) {
@@ -74,10 +74,29 @@ final class MessagePrefixCache {
   }
 
   /**
-   * A cached prompt: {@code tokens}, of which the first {@code messageTokens} are its messages', and
-   * the page hashes of its first pages.
+   * A cached prompt: {@code tokens}, of which the first {@code messageTokens} are its messages', the
+   * page hashes of its first pages, and its messages (detached from their request's body; the array
+   * is never written).
    */
-  record Entry(int[] tokens, int messageTokens, PageHashes hashes) {}
+  record Entry(int[] tokens, int messageTokens, PageHashes hashes, PromptSegment[] messages, long messageBytes) {
+    /**
+     * Whether the first {@code messages.length} of {@code segments} are this prompt's messages:
+     * the same roles and the same texts, compared byte for byte ({@link PromptSegment#sameText}).
+     */
+    boolean holds(List<PromptSegment> segments) {
+      if (segments.size() < messages.length) {
+        return false;
+      }
+      for (int i = 0; i < messages.length; i++) {
+        PromptSegment kept = messages[i];
+        PromptSegment s = segments.get(i);
+        if (!java.util.Objects.equals(kept.role(), s.role()) || !kept.sameText(s)) {
+          return false;
+        }
+      }
+      return true;
+    }
+  }
 
   private final long maxBytes;
   private final LinkedHashMap<Key, Entry> map = new LinkedHashMap<>(64, 0.75f, true); // guarded by this
@@ -92,7 +111,8 @@ final class MessagePrefixCache {
   }
 
   static long weigh(Entry e) {
-    return 4L * e.tokens().length + e.hashes().estimatedBytes() + ENTRY_OVERHEAD_BYTES;
+    return 4L * e.tokens().length + e.hashes().estimatedBytes() + e.messageBytes()
+        + (long) MESSAGE_OVERHEAD_BYTES * e.messages().length + ENTRY_OVERHEAD_BYTES;
   }
 
   /** The prompt cached under {@code key}, or {@code null}; a hit makes it the most recently used. */

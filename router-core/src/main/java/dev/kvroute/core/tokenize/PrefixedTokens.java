@@ -18,29 +18,34 @@ public final class PrefixedTokens {
   private final int messageTokens;
   private final MessagePrefixCache.Key knownKey; // null: no earlier prompt known
   private final MessagePrefixCache.Entry known;
+  private final java.util.List<dev.kvroute.core.request.PromptSegment> messages; // null: nothing to remember
 
   private PrefixedTokens(int[] tokens, MessagePrefixCache cache, MessagePrefixCache.Key key,
-      int messageTokens, MessagePrefixCache.Key knownKey, MessagePrefixCache.Entry known) {
+      int messageTokens, MessagePrefixCache.Key knownKey, MessagePrefixCache.Entry known,
+      java.util.List<dev.kvroute.core.request.PromptSegment> messages) {
     this.tokens = Objects.requireNonNull(tokens, "tokens");
     this.cache = cache;
     this.key = key;
     this.messageTokens = messageTokens;
     this.knownKey = knownKey;
     this.known = known;
+    this.messages = messages;
   }
 
   /** Tokens with nothing known about them and nothing to remember. */
   public static PrefixedTokens of(int[] tokens) {
-    return new PrefixedTokens(tokens, null, null, 0, null, null);
+    return new PrefixedTokens(tokens, null, null, 0, null, null, null);
   }
 
   /**
    * Tokens whose first {@code messageTokens} are the messages keyed {@code key}, the first
-   * {@code known.messageTokens()} of them those of the cached prompt {@code known} (or none).
+   * {@code known.messageTokens()} of them those of the cached prompt {@code known} (or none), and
+   * {@code messages} the request's messages (read again only by {@link #remember}).
    */
   static PrefixedTokens cached(int[] tokens, MessagePrefixCache cache, MessagePrefixCache.Key key,
-      int messageTokens, MessagePrefixCache.Key knownKey, MessagePrefixCache.Entry known) {
-    return new PrefixedTokens(tokens, cache, key, messageTokens, knownKey, known);
+      int messageTokens, MessagePrefixCache.Key knownKey, MessagePrefixCache.Entry known,
+      java.util.List<dev.kvroute.core.request.PromptSegment> messages) {
+    return new PrefixedTokens(tokens, cache, key, messageTokens, knownKey, known, messages);
   }
 
   /** The prompt's token ids (not a copy; do not modify). */
@@ -65,13 +70,29 @@ public final class PrefixedTokens {
    * the new message) supersedes the previous turn, whose prompt no later turn asks for. A prompt that
    * adds one message leaves it: several questions on one context (few-shot prompts, an agent's
    * fan-out) ask for it again. Does nothing for tokens that were not assembled from messages.
+   *
+   * <p>The kept prompt holds its messages for the next turn's byte comparison: the earlier prompt's
+   * copies of the messages they share, and its own copies of the rest ({@link
+   * dev.kvroute.core.request.PromptSegment#detached}), so a turn copies only its new messages' bytes.
+   * Call it while the request's body is unchanged (during routing).
    */
   public void remember(PageHashes hashes) {
     Objects.requireNonNull(hashes, "hashes");
     if (cache == null) {
       return;
     }
-    cache.put(key, new MessagePrefixCache.Entry(tokens, messageTokens, hashes));
+    int n = key.messages();
+    dev.kvroute.core.request.PromptSegment[] kept = new dev.kvroute.core.request.PromptSegment[n];
+    int shared = known == null ? 0 : known.messages().length;
+    long bytes = known == null ? 0 : known.messageBytes();
+    if (shared > 0) {
+      System.arraycopy(known.messages(), 0, kept, 0, shared);
+    }
+    for (int i = shared; i < n; i++) {
+      kept[i] = messages.get(i).detached();
+      bytes += kept[i].heldBytes();
+    }
+    cache.put(key, new MessagePrefixCache.Entry(tokens, messageTokens, hashes, kept, bytes));
     if (knownKey != null && knownKey.messages() <= key.messages() - 2) {
       cache.invalidate(knownKey);
     }

@@ -67,6 +67,16 @@ public interface PromptTokenizer {
     return 0;
   }
 
+  /**
+   * Whether tokenizing a chat prompt asks for every message's {@link
+   * dev.kvroute.core.request.PromptSegment#textHash} (so a parser had better hash while it reads).
+   * The default: yes. The piece-cache tokenizer ({@link #create}) asks only for the messages after
+   * the conversation's kept prompt, which it finds by comparing bytes.
+   */
+  default boolean asksForMessageHashes() {
+    return true;
+  }
+
   /** The prompt tokens of {@code segments} as {@code endpoint} renders them. */
   int[] tokenize(Endpoint endpoint, List<PromptSegment> segments);
 

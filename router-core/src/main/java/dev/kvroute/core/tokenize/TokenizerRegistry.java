@@ -78,6 +78,24 @@ public final class TokenizerRegistry {
       }
 
       @Override
+      public boolean asksForMessageHashes() {
+        if (defaultTokenizer.asksForMessageHashes()) {
+          return true;
+        }
+        for (PromptTokenizer t : byModel.values()) {
+          if (t.asksForMessageHashes()) {
+            return true;
+          }
+        }
+        return false;
+      }
+
+      @Override
+      public long uncachedCodePoints(RequestView view) {
+        return forModel(view.model()).uncachedCodePoints(view);
+      }
+
+      @Override
       public int[] tokenize(Endpoint endpoint, List<PromptSegment> segments) {
         return defaultTokenizer.tokenize(endpoint, segments);
       }

@@ -142,4 +142,60 @@ class MessagePrefixCacheTest {
     assertThat(pt.tokenizePrefixed(completion).sharedTokens()).isZero();
     assertThat(((CachingPromptTokenizer) pt).cachedPrompts()).isZero();
   }
+
+  private static final dev.kvroute.core.request.RequestParser PARSER =
+      dev.kvroute.core.request.RequestParser.create("X-Session", "user", false);
+
+  /** A chat body of {@code contents} (alternating user and assistant, JSON-escaped by the caller). */
+  private static byte[] body(List<String> contents) {
+    StringBuilder b = new StringBuilder("{\"model\": \"m\", \"messages\": [");
+    for (int i = 0; i < contents.size(); i++) {
+      b.append(i == 0 ? "" : ", ").append("{\"role\": \"").append(i % 2 == 0 ? "user" : "assistant")
+          .append("\", \"content\": \"").append(contents.get(i)).append("\"}");
+    }
+    return b.append("]}").toString().getBytes(java.nio.charset.StandardCharsets.UTF_8);
+  }
+
+  private static RequestView parsed(byte[] body) throws Exception {
+    return PARSER.parse(Endpoint.CHAT_COMPLETIONS, body, h -> null);
+  }
+
+  @Test
+  void aTurnReadFromABodyFindsThePreviousTurnByItsBytesEvenAfterThatBodyIsReused() throws Exception {
+    PromptTokenizer pt = PromptTokenizer.create(BASE);
+    PrefixIndex index = index();
+    List<String> contents = new ArrayList<>(List.of("tell me \\\"more\\\" ".repeat(20), "sure, \\u00e9t\u00e9 ".repeat(10),
+        "go on"));
+    byte[] first = body(contents);
+    PrefixedTokens t1 = routed(pt, index, parsed(first));
+    assertThat(t1.sharedTokens()).isZero();
+    java.util.Arrays.fill(first, (byte) ' '); // the first request's buffer, reused for other bytes
+    contents.add("ok: " + "x".repeat(200));
+    contents.add("and?");
+    RequestView next = parsed(body(contents));
+    PrefixedTokens t2 = routed(pt, index, next);
+    int generationPrompt = BASE.encode(PromptTokenizer.GENERATION_PROMPT).length;
+    assertThat(t2.sharedTokens()).isEqualTo(t1.tokens().length - generationPrompt);
+    assertThat(t2.tokens()).containsExactly(PromptTokenizer.create(BASE, 0).tokenize(next));
+  }
+
+  @Test
+  void aConversationSharingOnlyTheFingerprintedBytesSharesNothing() throws Exception {
+    PromptTokenizer pt = PromptTokenizer.create(BASE);
+    PrefixIndex index = index();
+    // 100 bytes, the same but at byte 20, which no fingerprint word covers (0-7, 30-37, 61-68, 92-99)
+    String kept = "a".repeat(100);
+    String other = "a".repeat(20) + "b" + "a".repeat(79);
+    RequestView keptView = parsed(body(List.of(kept, "fine")));
+    RequestView otherView = parsed(body(List.of(other, "fine")));
+    assertThat(otherView.segments().get(0).fingerprint()).isEqualTo(keptView.segments().get(0).fingerprint());
+    assertThat(otherView.segments().get(0).sameText(keptView.segments().get(0))).isFalse();
+    routed(pt, index, keptView);
+    RequestView next = parsed(body(List.of(other, "fine", "question")));
+    PrefixedTokens t = routed(pt, index, next);
+    assertThat(t.sharedTokens()).as("the same key, other bytes: a miss").isZero();
+    assertThat(t.tokens()).containsExactly(PromptTokenizer.create(BASE, 0).tokenize(next));
+    // while the kept conversation's own next turn still finds it
+    assertThat(routed(pt, index, parsed(body(List.of(kept, "fine", "question")))).sharedTokens()).isPositive();
+  }
 }

@@ -29,4 +29,15 @@ class TokenizerRegistryTest {
     assertThat(registry.models()).containsExactly("gpt-4");
     assertThat(TokenizerRegistry.single(o200k).asPromptTokenizer()).isSameAs(o200k);
   }
+
+  @Test
+  void theColdPromptEstimateIsTheModelsTokenizers() {
+    PromptTokenizer o200k = PromptTokenizer.create(Tokenizer.jtokkit("o200k_base"));
+    PromptTokenizer cl100k = PromptTokenizer.create(Tokenizer.jtokkit("cl100k_base"));
+    PromptTokenizer routed = TokenizerRegistry.of(o200k, Map.of("gpt-4", cl100k)).asPromptTokenizer();
+    assertThat(routed.uncachedCodePoints(chat("gpt-4"))).isEqualTo("hello".length());
+    cl100k.tokenizePrefixed(chat("gpt-4")).remember(dev.kvroute.core.index.PageHashes.NONE);
+    assertThat(routed.uncachedCodePoints(chat("gpt-4"))).as("kept by gpt-4's tokenizer").isZero();
+    assertThat(routed.uncachedCodePoints(chat("other"))).as("not by the default's").isEqualTo("hello".length());
+  }
 }
