@@ -7,7 +7,6 @@ import dev.kvroute.core.admission.RequestFields;
 import dev.kvroute.core.index.KvEventIndex;
 import dev.kvroute.core.policy.Candidate;
 import dev.kvroute.core.policy.Decision;
-import dev.kvroute.core.policy.PromptReads;
 import dev.kvroute.core.request.Endpoint;
 import dev.kvroute.core.request.InvalidRequestException;
 import dev.kvroute.core.request.RequestParser;
@@ -108,8 +107,9 @@ public final class EndpointPicker implements AutoCloseable {
     this.models = new ModelCatalog(config.models());
     this.admission = new Admission(config.admission(), backends, core.loads(), ticker, loops.next(), metrics.registry());
     this.parser = RequestParser.create(config.routing().sessionHeader(), config.routing().sessionField(),
-        // a policy that reads no prompt never asks for the texts' hashes: skip them while parsing
-        core.policy().reads(null) != PromptReads.NONE);
+        // hashed while parsing only if routing asks for every message's hash (not a policy that reads
+        // no prompt, nor the piece-cache tokenizer, which compares a conversation's bytes instead)
+        core.asksForMessageHashes());
     metrics.addGlobalGauges(core, null);
   }
 

@@ -7,7 +7,6 @@ import dev.kvroute.core.index.KvEventIndex;
 import dev.kvroute.core.index.PrefixIndex;
 import dev.kvroute.core.load.LoadTracker;
 import dev.kvroute.core.policy.Policies;
-import dev.kvroute.core.policy.PromptReads;
 import dev.kvroute.core.policy.RoutingPolicy;
 import dev.kvroute.core.request.RequestParser;
 import dev.kvroute.core.tokenize.PromptTokenizer;
@@ -109,8 +108,9 @@ public final class KvrouteServer implements AutoCloseable {
       }
     });
     RequestParser parser = RequestParser.create(config.routing().sessionHeader(), config.routing().sessionField(),
-        // a policy that reads no prompt never asks for the texts' hashes: skip them while parsing
-        core.policy().reads(null) != PromptReads.NONE);
+        // hashed while parsing only if routing asks for every message's hash (not a policy that reads
+        // no prompt, nor the piece-cache tokenizer, which compares a conversation's bytes instead)
+        core.asksForMessageHashes());
     this.bodyWorkers = bodyWorkers();
     this.context = new ProxyContext(
         config, core, parser, backends, pool, control, metrics, ticker, bodyWorkers, new ClientConnections(),

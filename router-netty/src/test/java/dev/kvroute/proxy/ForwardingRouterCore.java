@@ -33,6 +33,11 @@ abstract class ForwardingRouterCore implements RouterCore {
   }
 
   @Override
+  public boolean asksForMessageHashes() {
+    return core.asksForMessageHashes();
+  }
+
+  @Override
   public Routed route(RequestView view, Collection<BackendId> healthy) {
     return core.route(view, healthy);
   }
