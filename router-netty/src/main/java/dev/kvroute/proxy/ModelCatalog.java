@@ -20,6 +20,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 
 /**
  * The fleet's models as the router routes them: which backends serve a request's model (a base model
@@ -41,7 +42,30 @@ final class ModelCatalog {
   /** The metric label of a model no configuration or discovery names. */
   static final String OTHER_LABEL = "other";
 
+  /** How many requested names {@link #resolve} remembers its answer for (a client may send any name). */
+  static final int MEMO_LIMIT = 64;
+
   private final ModelsConfig config;
+  /**
+   * The last resolution of each requested name ({@code ""} for none) that rewrote no body, with the
+   * backend list and each backend's models it was made from: valid while both are the same objects
+   * (the registry and discovery replace them, never change them). Cleared at {@link #MEMO_LIMIT}.
+   */
+  private final ConcurrentHashMap<String, Memo> memos = new ConcurrentHashMap<>();
+
+  private record Memo(List<Backend> all, ServedModels[] models, Resolved resolved) {
+    boolean validFor(List<Backend> now) {
+      if (now != all) {
+        return false;
+      }
+      for (int i = 0; i < models.length; i++) {
+        if (now.get(i).models() != models[i]) {
+          return false;
+        }
+      }
+      return true;
+    }
+  }
 
   ModelCatalog(ModelsConfig config) {
     this.config = config;
@@ -83,6 +107,26 @@ final class ModelCatalog {
 
   /** Resolves {@code view}'s model among {@code all} backends; {@code body} is the request body. */
   Resolved resolve(RequestView view, java.util.function.Supplier<byte[]> body, List<Backend> all) {
+    String name = view.model() == null ? "" : view.model();
+    Memo memo = memos.get(name);
+    if (memo != null && memo.validFor(all)) {
+      return memo.resolved();
+    }
+    ServedModels[] models = new ServedModels[all.size()];
+    for (int i = 0; i < models.length; i++) {
+      models[i] = all.get(i).models();
+    }
+    Resolved r = resolveAfresh(view, body, all);
+    if (r.rewrittenBody() == null) {
+      if (memos.size() >= MEMO_LIMIT) {
+        memos.clear();
+      }
+      memos.put(name, new Memo(all, models, r));
+    }
+    return r;
+  }
+
+  private Resolved resolveAfresh(RequestView view, java.util.function.Supplier<byte[]> body, List<Backend> all) {
     String requested = view.model() == null || view.model().isEmpty() ? null : view.model();
     String served = requested == null ? null : config.aliases().getOrDefault(requested, requested);
     Set<BackendId> serving = new HashSet<>();

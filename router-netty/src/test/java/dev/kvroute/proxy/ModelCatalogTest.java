@@ -81,6 +81,25 @@ class ModelCatalogTest {
   }
 
   @Test
+  void aRememberedResolutionFollowsTheFleetsModels() throws Exception {
+    Backend a = backend("a", ServedModels.configured(List.of("model-a")));
+    Backend b = backend("b", ServedModels.UNKNOWN);
+    List<Backend> fleet = List.of(a, b);
+    ModelCatalog.Resolved first = catalog.resolve(chat("sql", "hi", 8), () -> new byte[0], fleet);
+    assertThat(first.serving()).containsExactly(b.id()); // b's models unread: it may serve sql
+    assertThat(catalog.resolve(chat("sql", "bye", 8), () -> new byte[0], fleet)).as("remembered").isSameAs(first);
+    b.models(ServedModels.configured(List.of("model-b"))); // discovery read b: no sql anywhere
+    ModelCatalog.Resolved after = catalog.resolve(chat("sql", "hi", 8), () -> new byte[0], fleet);
+    assertThat(after.unknown()).isTrue();
+    assertThat(catalog.resolve(chat("sql", "hi", 8), () -> new byte[0], List.of(a))).as("another fleet")
+        .isNotSameAs(after);
+    // the alias's rewrite depends on the body: never remembered
+    byte[] body = "{\"model\":\"pub\"}".getBytes(StandardCharsets.UTF_8);
+    assertThat(catalog.resolve(chat("pub", "x", 8), () -> body, fleet))
+        .isNotSameAs(catalog.resolve(chat("pub", "x", 8), () -> body, fleet));
+  }
+
+  @Test
   void aRequestWithoutModelGoesAnywhereInTheOneBaseModelsNamespace() throws Exception {
     Backend b0 = backend("b0", parse(VLLM_B));
     Backend b1 = backend("b1", parse(VLLM_B));
