@@ -141,9 +141,30 @@ final class KvEventSubscriber implements AutoCloseable {
   /**
    * vLLM's replay protocol: the DEALER sends {@code ["", startSeq(8B BE)]}; the ROUTER answers
    * {@code ["", seq, payload]} for every buffered batch from {@code startSeq}, then
-   * {@code ["", -1 (8B signed), ""]}.
+   * {@code ["", -1 (8B signed), ""]}. A request that gets no answer at all within the replay timeout
+   * is sent once more on a new connection (a request lost with its connection, or to a ROUTER that
+   * was restarting, should not cost the whole view); an answer that stops partway fails.
    */
   private boolean replay(long fromSeq, KvEventStream.Replayer.Sink sink) {
+    for (int attempt = 0; attempt < REPLAY_ATTEMPTS && running; attempt++) {
+      int answer = replayOnce(fromSeq, sink);
+      if (answer != NO_ANSWER) {
+        return answer == DONE;
+      }
+      if (attempt + 1 < REPLAY_ATTEMPTS) {
+        LOG.log(Level.INFO, "backend {0}: no answer to the KV-event replay from {1}; asking again", backend, fromSeq);
+      }
+    }
+    return false;
+  }
+
+  private static final int REPLAY_ATTEMPTS = 2;
+  private static final int DONE = 0;
+  private static final int FAILED = 1;
+  private static final int NO_ANSWER = 2;
+
+  /** One replay request on a new DEALER: {@link #DONE}, {@link #FAILED} or {@link #NO_ANSWER}. */
+  private int replayOnce(long fromSeq, KvEventStream.Replayer.Sink sink) {
     ZMQ.Socket dealer = context.createSocket(SocketType.DEALER);
     try {
       dealer.setLinger(0);
@@ -152,11 +173,13 @@ final class KvEventSubscriber implements AutoCloseable {
       dealer.sendMore(EMPTY);
       dealer.send(ByteBuffer.allocate(8).putLong(fromSeq).array());
       long deadline = System.nanoTime() + replayTimeout.toNanos() * 4;
+      boolean answered = false;
       while (running && System.nanoTime() < deadline) {
         byte[] delimiter = dealer.recv();
         if (delimiter == null) {
-          return false; // no answer within replayTimeout
+          return answered ? FAILED : NO_ANSWER; // nothing more within replayTimeout
         }
+        answered = true;
         byte[] seq = dealer.hasReceiveMore() ? dealer.recv() : null;
         byte[] payload = dealer.hasReceiveMore() ? dealer.recv() : null;
         while (dealer.hasReceiveMore()) {
@@ -164,18 +187,18 @@ final class KvEventSubscriber implements AutoCloseable {
         }
         if (seq == null || seq.length != 8 || payload == null) {
           malformed.incrementAndGet();
-          return false;
+          return FAILED;
         }
         long s = ByteBuffer.wrap(seq).getLong();
         if (s == -1) {
-          return true;
+          return DONE;
         }
         sink.batch(s, payload);
       }
-      return false;
+      return FAILED;
     } catch (ZMQException e) {
       LOG.log(Level.WARNING, "backend {0}: KV-event replay from {1} failed: {2}", backend, fromSeq, e.toString());
-      return false;
+      return FAILED;
     } finally {
       context.destroySocket(dealer);
     }

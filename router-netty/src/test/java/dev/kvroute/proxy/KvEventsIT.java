@@ -100,7 +100,13 @@ final class KvEventsIT {
 
       pub.skip(stored(p, 2, names.get(1), names)); // lost on the live stream
       pub.publish(batch(new KvCacheEvent.BlockRemoved(new long[] {names.get(0) + 1}))); // an unknown block: no effect
-      await().atMost(Duration.ofSeconds(10)).until(() -> matched(router, e0, p) == 64);
+      try {
+        await().atMost(Duration.ofSeconds(20)).until(() -> matched(router, e0, p) == 64);
+      } catch (org.awaitility.core.ConditionTimeoutException e) {
+        throw new AssertionError("the replayed batch was not applied; replay requests " + pub.replayRequests
+            + ", matched " + matched(router, e0, p) + "\n" + router.scrapeMetrics().lines()
+                .filter(l -> l.startsWith("kvroute_kv_events") || l.startsWith("kvroute_index")).toList(), e);
+      }
       assertThat(pub.replayRequests).isNotEmpty();
       String metrics = router.scrapeMetrics();
       assertThat(metrics).contains("kvroute_kv_events_gaps_total{backend=\"e0\"} 1.0");
@@ -112,6 +118,23 @@ final class KvEventsIT {
       await().atMost(Duration.ofSeconds(10)).until(() -> matched(router, e0, p) == 48);
       pub.publish(batch(new KvCacheEvent.AllBlocksCleared()));
       await().atMost(Duration.ofSeconds(10)).until(() -> matched(router, e0, p) == 0);
+    }
+  }
+
+  @Test
+  void aReplayRequestLeftUnansweredIsAskedAgain() throws Exception {
+    try (ZmqKvPublisher pub = new ZmqKvPublisher("", KvEventLayout.CURRENT, BlockHashFormat.INT);
+        KvrouteServer router = router("precise", List.of(backend(0, pub, true)))) {
+      BackendId e0 = BackendId.of("e0");
+      List<Long> names = new ArrayList<>();
+      int[] p = prompt(2, 48);
+      publishUntil(pub, stored(Arrays.copyOf(p, 16), 0, null, names), () -> matched(router, e0, p) == 16);
+      pub.ignoreReplays(1);
+      pub.skip(stored(p, 1, names.get(0), names));
+      pub.publish(batch(new KvCacheEvent.BlockRemoved(new long[] {names.get(0) + 1})));
+      await().atMost(Duration.ofSeconds(20)).until(() -> matched(router, e0, p) == 48);
+      assertThat(pub.replayRequests).hasSizeGreaterThanOrEqualTo(2);
+      assertThat(router.scrapeMetrics()).contains("kvroute_kv_events_replay_failures_total{backend=\"e0\"} 0.0");
     }
   }
 

@@ -35,6 +35,7 @@ final class ZmqKvPublisher implements AutoCloseable {
   private final Thread replayThread;
   private volatile boolean running = true;
   private volatile boolean replayAnswers = true;
+  private final java.util.concurrent.atomic.AtomicInteger replaysToIgnore = new java.util.concurrent.atomic.AtomicInteger();
   private long next;
   final List<Long> replayRequests = java.util.Collections.synchronizedList(new ArrayList<>());
 
@@ -68,6 +69,11 @@ final class ZmqKvPublisher implements AutoCloseable {
 
   void replayAnswers(boolean answers) {
     replayAnswers = answers;
+  }
+
+  /** Leaves the next {@code n} replay requests unanswered (recorded all the same). */
+  void ignoreReplays(int n) {
+    replaysToIgnore.set(n);
   }
 
   /** Publishes one batch of {@code events}; returns its sequence number. */
@@ -105,7 +111,7 @@ final class ZmqKvPublisher implements AutoCloseable {
       }
       long from = ByteBuffer.wrap(frames.get(1)).getLong();
       replayRequests.add(from);
-      if (!replayAnswers) {
+      if (!replayAnswers || replaysToIgnore.getAndUpdate(n -> Math.max(0, n - 1)) > 0) {
         continue;
       }
       List<Object[]> copy;

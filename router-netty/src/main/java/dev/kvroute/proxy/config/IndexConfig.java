@@ -30,8 +30,8 @@ import java.util.Set;
  *     confirm it (llm-d's 2s); {@code 0s} turns speculation off. Default 2s
  * @param staleAfter a backend with requests routed to it and no event for this long falls back to the
  *     approximate view until its next event. Default 30s
- * @param replayTimeout the longest wait for a replay's answer before the view is cleared instead.
- *     Default 2s
+ * @param replayTimeout the longest wait for a replay's answer (the request is sent twice, on two
+ *     connections, before the view is cleared instead). Default 2s
  * @param correctFromUsage whether a served response's {@code usage.prompt_tokens_details.cached_tokens}
  *     corrects the backend's approximate view when it is below the prediction ({@link
  *     dev.kvroute.core.index.UsageCorrection}); in the event modes it corrects the approximate view the
