@@ -155,9 +155,11 @@ final class CachingPromptTokenizer implements PromptTokenizer {
   }
 
   /**
-   * As the interface says: the probes of {@link #tokenizePrefixed} (without touching the kept
-   * prompts' recency, and by key alone: an estimate, which skips the byte comparison), then the
-   * piece cache for each message after the longest kept prompt.
+   * As the interface says: the probes of {@link #tokenizePrefixed}, byte comparison included (a
+   * key alone is cheap to collide with: two texts of one length agreeing on the fingerprinted
+   * words, so an estimate by key would send crafted or edited text to be encoded on the event loop),
+   * then the piece cache for each message after the longest kept prompt. A kept prompt found is
+   * made the most recently used, as the routing that follows would.
    */
   @Override
   public boolean asksForMessageHashes() {
@@ -189,7 +191,8 @@ final class CachingPromptTokenizer implements PromptTokenizer {
           bs[n - 1 - i] = b;
           if (i == n - 1) {
             for (int j = 0; j < probes; j++) {
-              if (prefixes.contains(new MessagePrefixCache.Key(as[j], bs[j], n - j))) {
+              MessagePrefixCache.Entry e = prefixes.get(new MessagePrefixCache.Key(as[j], bs[j], n - j));
+              if (e != null && e.holds(segments)) {
                 from = n - j;
                 break;
               }

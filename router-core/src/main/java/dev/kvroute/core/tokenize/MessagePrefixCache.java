@@ -120,11 +120,6 @@ final class MessagePrefixCache {
     return map.get(key);
   }
 
-  /** Whether a prompt is cached under {@code key} (its recency unchanged). */
-  synchronized boolean contains(Key key) {
-    return map.containsKey(key);
-  }
-
   /** Caches {@code entry} as the most recently used, evicting the least recently used over the bound. */
   synchronized void put(Key key, Entry entry) {
     long weight = weigh(entry);

@@ -191,6 +191,9 @@ class MessagePrefixCacheTest {
     assertThat(otherView.segments().get(0).fingerprint()).isEqualTo(keptView.segments().get(0).fingerprint());
     assertThat(otherView.segments().get(0).sameText(keptView.segments().get(0))).isFalse();
     routed(pt, index, keptView);
+    assertThat(pt.uncachedCodePoints(otherView)).as("the same key, other bytes: cold text counts as cold")
+        .isEqualTo(other.length()); // "fine" is a cached piece
+    assertThat(pt.uncachedCodePoints(parsed(body(List.of(kept, "fine"))))).isZero();
     RequestView next = parsed(body(List.of(other, "fine", "question")));
     PrefixedTokens t = routed(pt, index, next);
     assertThat(t.sharedTokens()).as("the same key, other bytes: a miss").isZero();
