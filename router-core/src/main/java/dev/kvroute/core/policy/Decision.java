@@ -20,7 +20,7 @@ public final class Decision {
   private final String policy;
   private final Rule rule;
   private final List<Candidate> candidates;
-  private final Supplier<String> writer; // null when the line was given
+  private final Supplier<String> writer;
   private volatile String detail;
 
   /**
@@ -31,8 +31,12 @@ public final class Decision {
    * @param detail one human-readable line (e.g. scores, thresholds), for logs and {@code /admin/explain}
    */
   public Decision(BackendId backend, String policy, Rule rule, List<Candidate> candidates, String detail) {
-    this(backend, policy, rule, candidates, (Supplier<String>) null);
-    this.detail = Objects.requireNonNull(detail, "detail");
+    this(backend, policy, rule, candidates, constant(Objects.requireNonNull(detail, "detail")));
+    this.detail = detail;
+  }
+
+  private static Supplier<String> constant(String line) {
+    return () -> line;
   }
 
   /**
@@ -44,7 +48,7 @@ public final class Decision {
     this.policy = Objects.requireNonNull(policy, "policy");
     this.rule = Objects.requireNonNull(rule, "rule");
     this.candidates = List.copyOf(candidates);
-    this.writer = detail;
+    this.writer = Objects.requireNonNull(detail, "detail");
   }
 
   /** The chosen backend. */

@@ -260,7 +260,9 @@ final class JsonRequestParser implements RequestParser {
    * `StreamReadConstraints.getMaxNestingDepth()`)" loses the part from ", from").
    */
   static String withoutJacksonNames(String message) {
-    return message == null ? "" : message.replaceAll(", from `[^`]*`", "").replaceAll(" \\(`[A-Za-z.]+` [a-z]+\\)", "");
+    return message == null ? "" : message.replaceAll(", from `[^`]*`", "")
+        .replaceAll("Source: REDACTED \\(`[A-Za-z_.]+` [a-z]+\\); ", "")
+        .replaceAll(" \\(`[A-Za-z_.]+` [a-z]+\\)", "");
   }
 
   /** Fails, as a whole-body read with trailing tokens forbidden does, if anything follows. */

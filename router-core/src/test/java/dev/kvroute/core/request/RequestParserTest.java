@@ -332,6 +332,13 @@ class RequestParserTest {
         .hasMessageContaining("nesting depth")
         .hasMessageNotContaining("StreamReadConstraints")
         .hasMessageNotContaining("`");
+    // an unclosed array: Jackson's message names its start marker's (redacted) source
+    assertThatThrownBy(() -> chat("{'model':'m','messages':[{'role':'user','content':'hi'}"))
+        .hasMessageStartingWith("body: malformed JSON")
+        .hasMessageContaining("line: 1, column:")
+        .hasMessageNotContaining("REDACTED")
+        .hasMessageNotContaining("StreamReadFeature")
+        .hasMessageNotContaining("`");
   }
 
   @Test
