@@ -325,13 +325,25 @@ final class ProxyMetrics implements AutoCloseable {
         .increment();
   }
 
+  // the two counters of poolAcquired once registered (every request takes a connection)
+  private volatile Counter pooledConnections;
+  private volatile Counter newConnections;
+
   /** Whether an upstream connection came from the pool or was opened. */
   void poolAcquired(boolean reused) {
-    this.<Counter>meter("kvroute.upstream.connections", reused, null, null, () -> Counter.builder("kvroute.upstream.connections")
-        .description("Upstream connections taken for requests, by source (pooled or new)")
-        .tags("source", reused ? "pooled" : "new")
-        .register(registry))
-        .increment();
+    Counter c = reused ? pooledConnections : newConnections;
+    if (c == null) {
+      c = this.<Counter>meter("kvroute.upstream.connections", reused, null, null, () -> Counter.builder("kvroute.upstream.connections")
+          .description("Upstream connections taken for requests, by source (pooled or new)")
+          .tags("source", reused ? "pooled" : "new")
+          .register(registry));
+      if (reused) {
+        pooledConnections = c;
+      } else {
+        newConnections = c;
+      }
+    }
+    c.increment();
   }
 
   /** A circuit breaker changed state. */
