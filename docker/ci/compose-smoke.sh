@@ -9,15 +9,21 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
-# A free TCP port on this host (the kernel picks it), so the test does not collide with anything
-# already listening, e.g. a developer's router on 8080.
-free_port() {
-  python3 -c 'import socket; s = socket.socket(); s.bind(("", 0)); print(s.getsockname()[1]); s.close()'
-}
+# Five distinct free TCP ports on this host (the kernel picks them, all held open until every one is
+# picked: asked one at a time, the kernel may hand out the same port twice, and the router and an
+# engine then fight over it), so the test does not collide with anything else running here
+read -r P0 P1 P2 P3 P4 < <(python3 -c '
+import socket
+socks = [socket.socket() for _ in range(5)]
+for s in socks:
+    s.bind(("", 0))
+print(*[s.getsockname()[1] for s in socks])
+for s in socks:
+    s.close()')
 export KVROUTE_IMAGE="${KVROUTE_IMAGE:-kvroute:local}"
-export KVROUTE_PORT="${KVROUTE_PORT:-$(free_port)}"
-export ENGINE_1_PORT="${ENGINE_1_PORT:-$(free_port)}" ENGINE_2_PORT="${ENGINE_2_PORT:-$(free_port)}"
-export ENGINE_3_PORT="${ENGINE_3_PORT:-$(free_port)}" ENGINE_4_PORT="${ENGINE_4_PORT:-$(free_port)}"
+export KVROUTE_PORT="${KVROUTE_PORT:-$P0}"
+export ENGINE_1_PORT="${ENGINE_1_PORT:-$P1}" ENGINE_2_PORT="${ENGINE_2_PORT:-$P2}"
+export ENGINE_3_PORT="${ENGINE_3_PORT:-$P3}" ENGINE_4_PORT="${ENGINE_4_PORT:-$P4}"
 project="kvroute-smoke"
 if command -v docker-compose >/dev/null 2>&1; then
   compose=(docker-compose -p "$project")
