@@ -16,6 +16,11 @@ final class HashedPrompt implements PrefixIndex.Prompt {
   private final long[] hashes;
   private final long namespace;
   private int computed;
+  // The nodes the last match descended through (see descended), and the table and its change count.
+  private int[] path;
+  private int pathDepth;
+  private NodeTable pathTable;
+  private long pathChanges;
 
   HashedPrompt(int[] tokens, int pageSize) {
     this(tokens, pageSize, 0L);
@@ -80,5 +85,45 @@ final class HashedPrompt implements PrefixIndex.Prompt {
       computed++;
     }
     return hashes[d];
+  }
+
+  /**
+   * Room for a match to record the node of each page it descends through ({@link #descended}, in
+   * the form of {@link #knownNode}): an array of at least {@link #pages()} ids, kept with this prompt.
+   */
+  int[] pathBuffer() {
+    if (path == null) {
+      path = new int[hashes.length];
+    }
+    pathDepth = 0;
+    pathTable = null;
+    return path;
+  }
+
+  /**
+   * Records that a match found this prompt's first {@code depth} pages in {@code table}, at the nodes
+   * it wrote into {@link #pathBuffer}, when the table had made {@code changes} changes.
+   */
+  void descended(NodeTable table, long changes, int depth) {
+    pathTable = table;
+    pathChanges = changes;
+    pathDepth = depth;
+  }
+
+  /**
+   * How many of this prompt's first pages a descent of {@code table} may take from {@link #path}
+   * instead of looking them up: the depth the last match recorded, if that was in this table and the
+   * table has allocated and freed no node since; otherwise 0.
+   */
+  int knownDepth(NodeTable table) {
+    return pathTable == table && pathChanges == table.changes() ? pathDepth : 0;
+  }
+
+  /**
+   * The node of page {@code d}, {@code d} below {@link #knownDepth}: its id, negated if the match
+   * found it through the hash map rather than its parent's child hint.
+   */
+  int knownNode(int d) {
+    return path[d];
   }
 }

@@ -42,6 +42,7 @@ final class NodeTable {
   private int highWater = 1; // rows below this have been used
   private int freeNodes = NIL; // head of the free-node list
   private int live; // excluding the root
+  private long changes; // nodes allocated and freed: while unchanged, every node id keeps its place
   private final LongIntMap byHash = new LongIntMap();
 
   NodeTable() {
@@ -53,6 +54,15 @@ final class NodeTable {
   /** Holder words per row: one per 64 backend ordinals. */
   int words() {
     return words;
+  }
+
+  /**
+   * How many nodes have been allocated and freed so far. While it is unchanged, every node found by
+   * a descent is still there with the same hash and parent, so a later descent of the same path may
+   * reuse the node ids instead of looking them up again ({@link HashedPrompt#descended}).
+   */
+  long changes() {
+    return changes;
   }
 
   /** Live nodes, excluding the root. */
@@ -80,6 +90,11 @@ final class NodeTable {
       return 0;
     }
     return parentOf(r[child * s + LINKS]) == node ? child : COLLISION;
+  }
+
+  /** Whether {@code child} is {@code parent}'s hinted child (see {@link #hint}). */
+  boolean hinted(int parent, int child) {
+    return (int) rows[parent * stride + LINKS] == child;
   }
 
   /** Makes {@code child} the hinted child of {@code parent} (the child most recently inserted). */
@@ -137,6 +152,7 @@ final class NodeTable {
     Arrays.fill(rows, row + HOLDERS, row + stride, 0L);
     byHash.putAbsent(hash, node);
     live++;
+    changes++;
     return node;
   }
 
@@ -154,6 +170,7 @@ final class NodeTable {
     rows[row + HASH] = freeNodes;
     freeNodes = node;
     live--;
+    changes++;
   }
 
   /** Widens every row by one holder word (64 more backend ordinals). */

@@ -3,9 +3,11 @@ package dev.kvroute.core.index;
 /**
  * The pins one {@link RadixPrefixIndex#insertAndPin} took: the first {@code pages} pages of
  * {@code prompt} in {@code view}, of which the last {@code created} were added by that insert, at
- * {@code walkTime}, with the earlier pages' last use before it ({@code oldTimes}). Ended once; a no-op if the view was removed meanwhile (even if its backend was
- * added again: that is a new view). What confirming, releasing and abandoning do to the view is in
- * {@link PrefixIndex.Pin}; the index does it under its write lock.
+ * {@code walkTime}, with the earlier pages' last use before it ({@code oldTimes}) and every page's
+ * entry in the view ({@code entries}, so that its end looks up no page hashes). Ended once; a no-op
+ * if the view was removed meanwhile (even if its backend was added again: that is a new view). What
+ * confirming, releasing and abandoning do to the view is in {@link PrefixIndex.Pin}; the index does
+ * it under its write lock.
  *
  * <p>Thread-safe through the index's lock.
  */
@@ -18,11 +20,17 @@ final class PagePin implements PrefixIndex.Pin {
   final long walkTime;
   /** Each of the first {@code pages - created} pages' last use before the insert (for a correction). */
   final long[] oldTimes;
+  /** Each of the first {@code pages} pages' entry in {@code view}, valid while its entries are not renumbered. */
+  final int[] entries;
+  /** {@code view}'s {@link RecencyView#renumberings} when {@code entries} were recorded. */
+  final int renumberings;
   boolean ended; // guarded by the index's write lock
 
   PagePin(RadixPrefixIndex index, RecencyView view, HashedPrompt prompt, int pages, int created,
-      long walkTime, long[] oldTimes) {
+      long walkTime, long[] oldTimes, int[] entries) {
     this.index = index;
+    this.entries = entries;
+    this.renumberings = view.renumberings;
     this.oldTimes = oldTimes;
     this.view = view;
     this.prompt = prompt;

@@ -80,7 +80,6 @@ final class RadixPrefixIndex implements PrefixIndex {
   // What a walk of a prompt's path does to each page (see walkPath).
   private static final int INSERT = 0;
   private static final int PIN = 1;
-  private static final int UNPIN = 2;
 
   private final int pageSize;
   private final Ticker ticker;
@@ -98,6 +97,7 @@ final class RadixPrefixIndex implements PrefixIndex {
   private long corrections; // pages evicted by engine reports (guarded by the write lock)
   private int walkCreated; // pages the last walkPath added to its view
   private long[] walkOldTimes; // a pinning walk's record of each held page's last use before it (or null)
+  private int[] walkEntries; // a pinning walk's record of each page's entry in the view (or null)
 
   RadixPrefixIndex(int pageSizeTokens, Ticker ticker) {
     if (pageSizeTokens <= 0) {
@@ -246,11 +246,13 @@ final class RadixPrefixIndex implements PrefixIndex {
       // whatever the fleet's size
       int lo = 0;
       int hi = w;
+      int[] path = p.pathBuffer();
       while (any && depth < pages) {
         int child = table.child(node, p.hash(depth));
         if (child <= 0) {
           break;
         }
+        path[depth] = table.hinted(node, child) ? child : -child; // negative: an insert re-hints
         any = false;
         for (int i = lo; i < hi; i++) {
           long before = active[i];
@@ -270,6 +272,7 @@ final class RadixPrefixIndex implements PrefixIndex {
         node = child;
         depth++;
       }
+      p.descended(table, table.changes(), depth);
       for (int i = 0; i < w; i++) {
         for (long rest = active[i]; rest != 0; rest &= rest - 1) {
           matchedPages[(i << 6) + Long.numberOfTrailingZeros(rest)] = depth;
@@ -320,12 +323,15 @@ final class RadixPrefixIndex implements PrefixIndex {
       settle(view);
       long now = now();
       walkOldTimes = mode == PIN ? new long[pages] : null;
+      walkEntries = mode == PIN ? new int[pages] : null;
       int walked = walkPath(view, p, pages, now, mode);
       long[] oldTimes = walkOldTimes;
+      int[] entries = walkEntries;
       walkOldTimes = null;
+      walkEntries = null;
       Pin pin = Pin.NONE;
       if (mode == PIN && walked > 0) {
-        PagePin pagePin = new PagePin(this, view, p, walked, walkCreated, now, oldTimes);
+        PagePin pagePin = new PagePin(this, view, p, walked, walkCreated, now, oldTimes, entries);
         view.provisional = walkCreated;
         view.provisionalPin = pagePin;
         pin = pagePin;
@@ -383,11 +389,12 @@ final class RadixPrefixIndex implements PrefixIndex {
         return;
       }
       settle(view);
-      int kept = pin.pages;
-      if (abandoned && pin.created > 0) {
-        kept -= removeUntouched(view, pin.prompt, pin.pages, pin.created, pin.walkTime);
+      int[] entries = pinnedEntries(pin);
+      int kept = entries == null ? 0 : pin.pages;
+      if (abandoned && pin.created > 0 && entries != null) {
+        kept -= removeUntouched(view, entries, pin.pages, pin.created, pin.walkTime);
       }
-      walkPath(view, pin.prompt, kept, now(), UNPIN);
+      unpinPath(view, entries, kept, now());
       trim(view);
       if (!abandoned && engineCachedTokens >= 0) {
         int believedTokens = (pin.pages - pin.created) * pageSize;
@@ -402,27 +409,41 @@ final class RadixPrefixIndex implements PrefixIndex {
   }
 
   /**
-   * Removes from {@code view}, deepest first, the last {@code created} of the prompt's first
-   * {@code pages} pages for as long as each is still exactly as the pinning insert left it: used at
-   * {@code walkTime} (no walk has passed it since, so no other request has used it or added a page
-   * under it) and pinned once (by that insert). Each removed page is then a leaf. Returns how many
-   * were removed.
+   * The view's entry of each page {@code pin} holds: those its insert recorded, unless the view has
+   * renumbered its entries since ({@link RecencyView#shrinkToCapacity}), in which case they are found
+   * again by the prompt's page hashes; {@code null} if the path is not as pinned (which a live pin
+   * prevents). A live pin keeps its entries: nothing drops a pinned entry but its own abandon
+   * ({@link #removeUntouched}) and the end of the view ({@link #forget}, {@link #removeBackend}).
    */
-  private int removeUntouched(
-      RecencyView view, HashedPrompt prompt, int pages, int created, long walkTime) {
-    int[] entries = new int[pages];
+  private int[] pinnedEntries(PagePin pin) {
+    RecencyView view = pin.view;
+    if (pin.renumberings == view.renumberings) {
+      return pin.entries;
+    }
+    int[] entries = new int[pin.pages];
     int node = ROOT;
-    for (int d = 0; d < pages; d++) {
-      int child = nodes.child(node, prompt.hash(d));
+    for (int d = 0; d < pin.pages; d++) {
+      int child = nodes.child(node, pin.prompt.hash(d));
       if (child <= 0) {
-        return 0; // the path is not as pinned (cannot happen while the pin holds it)
+        return null;
       }
       entries[d] = view.entryOf(child);
       if (entries[d] == NIL) {
-        return 0;
+        return null;
       }
       node = child;
     }
+    return entries;
+  }
+
+  /**
+   * Removes from {@code view}, deepest first, the last {@code created} of the first {@code pages}
+   * pinned {@code entries} for as long as each is still exactly as the pinning insert left it: used
+   * at {@code walkTime} (no walk has passed it since, so no other request has used it or added a page
+   * under it) and pinned once (by that insert). Each removed page is then a leaf. Returns how many
+   * were removed.
+   */
+  private int removeUntouched(RecencyView view, int[] entries, int pages, int created, long walkTime) {
     int removed = 0;
     for (int d = pages - 1; d >= pages - created; d--) {
       int e = entries[d];
@@ -433,6 +454,37 @@ final class RadixPrefixIndex implements PrefixIndex {
       removed++;
     }
     return removed;
+  }
+
+  /**
+   * Lowers the pin count of the first {@code pages} pinned {@code entries} and marks them used at
+   * {@code now}, linked tail page first at the most recent end as {@link #walkPath} links an insert's
+   * pages; an unlisted page (unlinked by an eviction while pinned) is linked back when its count
+   * reaches zero. Reads the pin's recorded entries rather than descending the tree: no page-hash
+   * lookups, and no load waits for the one before it.
+   */
+  private static void unpinPath(RecencyView view, int[] entries, int pages, long now) {
+    int after = NIL;
+    for (int d = 0; d < pages; d++) {
+      int e = entries[d];
+      if (!view.listed(e)) {
+        if (view.unpin(e)) {
+          view.link(e, after, now);
+          after = e;
+        } else {
+          view.touch(e, now); // its time only tells that a walk passed (PagePin#abandon)
+        }
+      } else {
+        view.unpin(e);
+        if (after == NIL ? e == view.tail : view.next(e) == after) {
+          view.touch(e, now); // already in place
+        } else {
+          view.unlink(e);
+          view.link(e, after, now);
+        }
+        after = e;
+      }
+    }
   }
 
   /**
@@ -525,9 +577,9 @@ final class RadixPrefixIndex implements PrefixIndex {
   /**
    * Walks the prompt's first {@code pages} pages from the root (at most the view's capacity), marking
    * each held by {@code view} and used at {@code now} and creating missing nodes ({@link #INSERT});
-   * {@link #PIN} also raises each page's pin count; {@link #UNPIN} lowers it, creates nothing, and
-   * links back the unlisted pages whose count reaches zero. Unlisted (pinned) pages are otherwise left
-   * out of the list: they are not evictable, and their last release relinks them.
+   * {@link #PIN} also raises each page's pin count and records each page's entry ({@link
+   * #walkEntries}) for the pin's end ({@link #unpinPath}). Unlisted (pinned) pages are left out of
+   * the list: they are not evictable, and their last release relinks them.
    *
    * <p>A listed page {@code d} is linked just before the previous listed page of the path at the most
    * recent end of the view's list, so the path's listed pages end up ordered tail first and, at every
@@ -540,7 +592,7 @@ final class RadixPrefixIndex implements PrefixIndex {
    *
    * <p>Returns the number of pages walked: {@code pages}, or fewer if a page hash collides with a
    * node under another parent, if the view holds {@link RecencyView#limitPages} pages and could not
-   * make room for a new one, or (for an unpin) if a page is not held, which a live pin prevents.
+   * make room for a new one.
    */
   private int walkPath(RecencyView view, HashedPrompt prompt, int pages, long now, int mode) {
     int ordinal = view.ordinal;
@@ -548,11 +600,27 @@ final class RadixPrefixIndex implements PrefixIndex {
     int after = NIL; // entry of the previous listed page, which this page is linked just before
     int guess = NIL; // where the last insert of this path left this page's entry
     walkCreated = 0;
+    // the pages the match before this insert found need no lookup: a node ahead on the path is held
+    // by another view, which this walk's evictions do not touch, so it stays until the walk is done
+    int known = prompt.knownDepth(nodes);
+    boolean hinted = false; // whether this page's node is known to be its parent's hinted child
     for (int d = 0; d < pages; d++) {
       long hash = prompt.hash(d);
-      int child = nodes.child(node, hash);
-      if (child == NodeTable.COLLISION) {
-        return d; // 64-bit collision with a page elsewhere in the tree: index no deeper
+      int child;
+      if (d < known) {
+        child = prompt.knownNode(d);
+        if (child < 0) { // the match found it through the hash map: hinted below
+          child = -child;
+        } else {
+          // found through the parent's hint: left as it is (a hint is only advice; if another
+          // thread's walk moved it since, the next descent pays one map lookup there)
+          hinted = true;
+        }
+      } else {
+        child = nodes.child(node, hash);
+        if (child == NodeTable.COLLISION) {
+          return d; // 64-bit collision with a page elsewhere in the tree: index no deeper
+        }
       }
       int e;
       if (child == 0) {
@@ -564,9 +632,6 @@ final class RadixPrefixIndex implements PrefixIndex {
       }
       guess = NIL;
       if (e == NIL) {
-        if (mode == UNPIN) {
-          return d;
-        }
         // a pinning insert's new pages are provisional: they take no room yet
         if (mode != PIN && view.size - view.provisional >= view.capacityPages) {
           evictLeastRecent(view, after);
@@ -596,20 +661,13 @@ final class RadixPrefixIndex implements PrefixIndex {
         if (mode == PIN) {
           view.pin(e);
         }
-        if (mode == UNPIN && view.unpin(e)) {
-          view.link(e, after, now);
-          after = e;
-        } else {
-          view.touch(e, now); // its time only tells that a walk passed (PagePin#abandon)
-        }
+        view.touch(e, now); // its time only tells that a walk passed (PagePin#abandon)
       } else {
         if (walkOldTimes != null) {
           walkOldTimes[d] = view.time(e);
         }
         if (mode == PIN) {
           view.pin(e);
-        } else if (mode == UNPIN) {
-          view.unpin(e);
         }
         // Tail-first linking left the child's entry just before this one, unless another insert
         // moved either since.
@@ -622,7 +680,13 @@ final class RadixPrefixIndex implements PrefixIndex {
         }
         after = e;
       }
-      nodes.hint(node, child);
+      if (walkEntries != null) {
+        walkEntries[d] = e;
+      }
+      if (!hinted) {
+        nodes.hint(node, child);
+      }
+      hinted = false;
       node = child;
     }
     return pages;

@@ -49,6 +49,8 @@ final class RecencyView {
   private int freeEntries = NIL; // chained through the next field
   private IntIntMap entryOf = new IntIntMap();
   private int growths; // reallocations of the entry arrays, for the growth regression test
+  /** Times {@link #shrinkToCapacity} renumbered the entries: an entry id kept across it is stale. */
+  int renumberings;
 
   RecencyView(BackendId id, int ordinal) {
     this.id = id;
@@ -285,6 +287,7 @@ final class RecencyView {
     entryOf = map;
     entryHighWater = n;
     freeEntries = NIL;
+    renumberings++;
   }
 
   long estimatedBytes() {

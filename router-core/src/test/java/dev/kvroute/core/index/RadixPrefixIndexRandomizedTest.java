@@ -110,6 +110,14 @@ class RadixPrefixIndexRandomizedTest {
           assertThat(index.match(prepared).matchedTokens())
               .as("op %d, prepared prompt", op)
               .isEqualTo(reference.match(prompt).matchedTokens());
+          if (random.nextInt(4) == 0) {
+            // another request's insert between this one's match and insert, as with several event
+            // loops: the nodes the match found may have moved (the insert must not trust them)
+            int[] other = nextPrompt(random, page, systemPrompts, sessions, recent);
+            BackendId otherId = backends.get(random.nextInt(backends.size()));
+            index.insert(otherId, other);
+            reference.insert(otherId, other);
+          }
           if (random.nextInt(3) == 0 && pins.size() < maxPins) {
             pins.add(index.insertAndPin(id, prepared));
             referencePins.add(reference.insertAndPin(id, prompt, true));

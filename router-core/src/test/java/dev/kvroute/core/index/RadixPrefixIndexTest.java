@@ -462,6 +462,32 @@ class RadixPrefixIndexTest {
   }
 
   @Test
+  void pinsEndCorrectlyAfterACapacityCutRenumberedTheirView() {
+    // A pin keeps its pages' entry ids; a capacity cut that reallocates the view renumbers them.
+    index.addBackend(A, 4096 * PAGE);
+    for (int i = 0; i < 1000; i++) {
+      index.insert(A, prompt(5000 + i));
+    }
+    PrefixIndex.Pin released = index.insertAndPin(A, index.prompt(prompt(1, 2, 3)));
+    PrefixIndex.Pin abandoned = index.insertAndPin(A, index.prompt(prompt(4, 5)));
+    long before = index.estimatedBytes();
+    index.addBackend(A, 16 * PAGE);
+    assertThat(index.estimatedBytes()).as("the cut reallocated the entries").isLessThan(before);
+    abandoned.abandon();
+    assertThat(index.match(prompt(4, 5)).matched(A)).as("its insert added both pages").isZero();
+    released.release();
+    assertThat(index.match(prompt(1, 2, 3)).matched(A)).isEqualTo(3 * PAGE);
+    // the release made 1, 2, 3 the most recent pages: 13 more fill the view, the 14th evicts page 3
+    for (int i = 0; i < 13; i++) {
+      index.insert(A, prompt(9000 + i));
+    }
+    assertThat(index.match(prompt(1, 2, 3)).matched(A)).isEqualTo(3 * PAGE);
+    index.insert(A, prompt(9100));
+    assertThat(index.match(prompt(1, 2, 3)).matched(A)).isEqualTo(2 * PAGE);
+    index.checkInvariants();
+  }
+
+  @Test
   void abandonKeepsPagesAnotherRequestUsedOrExtendedSince() {
     index.addBackend(A, 16 * PAGE);
     PrefixIndex.Pin pin = index.insertAndPin(A, index.prompt(prompt(1, 2, 3)));
