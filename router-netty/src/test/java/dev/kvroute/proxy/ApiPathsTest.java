@@ -46,6 +46,16 @@ final class ApiPathsTest {
   }
 
   @Test
+  void aPlainPatternAllowsThatPathAlone() {
+    ApiPaths p = new ApiPaths(new ApiConfig(List.of("/v1/chat/completions")));
+    assertThat(p.allows("/v1/chat/completions")).isTrue();
+    for (String near : List.of("/v1/chat/completions/", "/v1/chat/completionsx", "/V1/chat/completions",
+        "/v1/chat", "//v1/chat/completions", "/v1/chat/completions/x")) {
+      assertThat(p.allows(near)).as(near).isFalse();
+    }
+  }
+
+  @Test
   void badPatternsAreRefusedWithWhatWasExpected() {
     for (String bad : List.of("v1/x", "/", "/v1/", "/v1//x", "/v1/../x", "/v1/./x", "/**/x", "/v1/a*", "/v1/x?y=1",
         "/v1/%2e", "/v1/a;b", "/v1/a\\b", "defaults")) {

@@ -26,12 +26,20 @@ final class CachingPromptTokenizer implements PromptTokenizer {
   /** How many message-prefix lengths a prompt tries, longest (all its messages) first. */
   static final int PREFIX_PROBES = 4;
 
+  private static final Probe NO_PROBE = new Probe(new MessagePrefixCache.Key[0], 0, null);
+
   private final Tokenizer tokenizer;
   private final PieceCache cache;
   private final MessagePrefixCache prefixes;
   private final Map<String, int[]> commonHeaders;
   private final int[] imEnd;
   private final int[] generationPrompt;
+  /**
+   * Per thread, the last estimate's probe until the tokenizing of its view takes it: at most one
+   * view per thread is held past its request (when the estimate sent the request off the loop, or
+   * no tokenizing followed), until that thread's next estimate.
+   */
+  private final ThreadLocal<Probe> lastProbe = ThreadLocal.withInitial(() -> NO_PROBE);
 
   CachingPromptTokenizer(Tokenizer tokenizer, long maxCacheBytes) {
     this.tokenizer = Objects.requireNonNull(tokenizer, "tokenizer");
@@ -96,35 +104,19 @@ final class CachingPromptTokenizer implements PromptTokenizer {
     if (view.endpoint() != Endpoint.CHAT_COMPLETIONS || n == 0) {
       return PrefixedTokens.of(tokenize(view));
     }
-    // the keys of the last PREFIX_PROBES message prefixes: keys[j] is that of the first n - j messages
-    int probes = Math.min(PREFIX_PROBES, n);
-    MessagePrefixCache.Key[] keys = new MessagePrefixCache.Key[probes];
-    long a = MessagePrefixCache.Key.EMPTY.a();
-    long b = MessagePrefixCache.Key.EMPTY.b();
-    for (int i = 0; i < n; i++) { // the chain in two longs: a key object only for the probes
-      PromptSegment s = segments.get(i);
-      if (s.isTokens()) {
+    Probe probe = lastProbe.get();
+    if (probe.view == view) {
+      lastProbe.set(NO_PROBE); // the view is not held past its tokenizing
+    } else {
+      probe = probe(segments);
+      if (probe == null) {
         return PrefixedTokens.of(tokenize(view));
       }
-      long role = roleFingerprint(role(s));
-      long text = s.fingerprint();
-      a = MessagePrefixCache.Key.nextA(a, role, text);
-      b = MessagePrefixCache.Key.nextB(b, role, text);
-      if (i >= n - probes) {
-        keys[n - 1 - i] = new MessagePrefixCache.Key(a, b, i + 1);
-      }
     }
-    MessagePrefixCache.Entry known = null;
-    int from = 0; // the first message not in the known prompt
-    int j = 0;
-    for (; j < probes; j++) {
-      MessagePrefixCache.Entry e = prefixes.get(keys[j]);
-      if (e != null && e.holds(segments)) {
-        known = e;
-        from = n - j;
-        break;
-      }
-    }
+    MessagePrefixCache.Key[] keys = probe.keys;
+    MessagePrefixCache.Entry known = probe.known;
+    int j = probe.j;
+    int from = known == null ? 0 : n - j; // the first message not in the known prompt
     int[][] pieces = new int[3 * (n - from) + 1][];
     int p = 0;
     long total = known == null ? 0 : known.messageTokens();
@@ -154,51 +146,30 @@ final class CachingPromptTokenizer implements PromptTokenizer {
         known == null ? null : keys[j], known, segments);
   }
 
-  /**
-   * As the interface says: the probes of {@link #tokenizePrefixed}, byte comparison included (a
-   * key alone is cheap to collide with: two texts of one length agreeing on the fingerprinted
-   * words, so an estimate by key would send crafted or edited text to be encoded on the event loop),
-   * then the piece cache for each message after the longest kept prompt. A kept prompt found is
-   * made the most recently used, as the routing that follows would.
-   */
   @Override
   public boolean asksForMessageHashes() {
     return false;
   }
 
+  /**
+   * As the interface says: the probes of {@link #tokenizePrefixed}, byte comparison included (a
+   * key alone is cheap to collide with: two texts of one length agreeing on the fingerprinted
+   * words, so an estimate by key would send crafted or edited text to be encoded on the event loop),
+   * then the piece cache for each message after the longest kept prompt. A kept prompt found is
+   * made the most recently used, as the routing that follows would; what the probes found is left
+   * for that routing's tokenizing on this thread ({@link Probe}).
+   */
   @Override
   public long uncachedCodePoints(RequestView view) {
     List<PromptSegment> segments = view.segments();
     int n = segments.size();
     int from = 0;
     if (view.endpoint() == Endpoint.CHAT_COMPLETIONS && n > 0) {
-      int probes = Math.min(PREFIX_PROBES, n);
-      long a = MessagePrefixCache.Key.EMPTY.a();
-      long b = MessagePrefixCache.Key.EMPTY.b();
-      long[] as = new long[probes];
-      long[] bs = new long[probes];
-      for (int i = 0; i < n; i++) {
-        PromptSegment s = segments.get(i);
-        if (s.isTokens()) {
-          break; // tokenizePrefixed keeps no prompt with token segments: every piece counts
-        }
-        long role = roleFingerprint(role(s));
-        long text = s.fingerprint();
-        a = MessagePrefixCache.Key.nextA(a, role, text);
-        b = MessagePrefixCache.Key.nextB(b, role, text);
-        if (i >= n - probes) {
-          as[n - 1 - i] = a;
-          bs[n - 1 - i] = b;
-          if (i == n - 1) {
-            for (int j = 0; j < probes; j++) {
-              MessagePrefixCache.Entry e = prefixes.get(new MessagePrefixCache.Key(as[j], bs[j], n - j));
-              if (e != null && e.holds(segments)) {
-                from = n - j;
-                break;
-              }
-            }
-          }
-        }
+      Probe probe = probe(segments);
+      if (probe != null) {
+        probe.view = view;
+        lastProbe.set(probe);
+        from = probe.known == null ? 0 : n - probe.j;
       }
     }
     long uncached = 0;
@@ -209,6 +180,61 @@ final class CachingPromptTokenizer implements PromptTokenizer {
       }
     }
     return uncached;
+  }
+
+  /**
+   * The message-prefix probes of a chat prompt ({@code segments}, at least one): the keys of its last
+   * {@value #PREFIX_PROBES} message prefixes ({@code keys[j]} that of the first {@code n - j}
+   * messages) and the longest kept prompt whose messages it starts with, byte comparison included
+   * ({@code known}, at {@code keys[j]}; null, with {@code j} the number of probes, if none); null if
+   * a segment is given as tokens (no prompt with token segments is kept).
+   */
+  private Probe probe(List<PromptSegment> segments) {
+    int n = segments.size();
+    int probes = Math.min(PREFIX_PROBES, n);
+    MessagePrefixCache.Key[] keys = new MessagePrefixCache.Key[probes];
+    long a = MessagePrefixCache.Key.EMPTY.a();
+    long b = MessagePrefixCache.Key.EMPTY.b();
+    for (int i = 0; i < n; i++) { // the chain in two longs: a key object only for the probes
+      PromptSegment s = segments.get(i);
+      if (s.isTokens()) {
+        return null;
+      }
+      long role = roleFingerprint(role(s));
+      long text = s.fingerprint();
+      a = MessagePrefixCache.Key.nextA(a, role, text);
+      b = MessagePrefixCache.Key.nextB(b, role, text);
+      if (i >= n - probes) {
+        keys[n - 1 - i] = new MessagePrefixCache.Key(a, b, i + 1);
+      }
+    }
+    int j = 0;
+    for (; j < probes; j++) {
+      MessagePrefixCache.Entry e = prefixes.get(keys[j]);
+      if (e != null && e.holds(segments)) {
+        return new Probe(keys, j, e);
+      }
+    }
+    return new Probe(keys, j, null);
+  }
+
+  /**
+   * What {@link #probe} found for a prompt. The estimate before routing ({@link #uncachedCodePoints})
+   * leaves its probe for the tokenizing that follows on the same thread ({@link #lastProbe}, with the
+   * view it is for, compared by identity), so that a routed turn compares its conversation's bytes
+   * once, not twice.
+   */
+  private static final class Probe {
+    final MessagePrefixCache.Key[] keys;
+    final int j;
+    final MessagePrefixCache.Entry known;
+    RequestView view;
+
+    Probe(MessagePrefixCache.Key[] keys, int j, MessagePrefixCache.Entry known) {
+      this.keys = keys;
+      this.j = j;
+      this.known = known;
+    }
   }
 
   private static String role(PromptSegment s) {

@@ -79,6 +79,32 @@ class MessagePrefixCacheTest {
   }
 
   @Test
+  void theEstimatesProbeServesOnlyTheTokenizingOfTheSameView() {
+    PromptTokenizer pt = PromptTokenizer.create(BASE);
+    PromptTokenizer reference = PromptTokenizer.create(BASE, 0);
+    PrefixIndex index = index();
+    List<PromptSegment> messages = new ArrayList<>(List.of(
+        PromptSegment.text("system", "be brief ".repeat(30)), PromptSegment.text("user", "hello there")));
+    routed(pt, index, chat(messages));
+    messages.add(PromptSegment.text("assistant", "general kenobi ".repeat(10)));
+    messages.add(PromptSegment.text("user", "and then?"));
+    RequestView next = chat(messages);
+    // as the proxy does: the estimate, then the tokenizing of that view (which takes its probe)
+    assertThat(pt.uncachedCodePoints(next)).isEqualTo("general kenobi ".length() * 10 + "and then?".length());
+    PrefixedTokens turn = routed(pt, index, next);
+    assertThat(turn.tokens()).containsExactly(reference.tokenize(next));
+    assertThat(turn.sharedTokens()).isPositive();
+    // an estimate of one view, then the tokenizing of another: the other is probed afresh
+    List<PromptSegment> other = List.of(PromptSegment.text("system", "be brief ".repeat(30)),
+        PromptSegment.text("user", "something else"));
+    RequestView estimated = chat(messages);
+    pt.uncachedCodePoints(estimated);
+    PrefixedTokens tokenized = routed(pt, index, chat(other));
+    assertThat(tokenized.tokens()).containsExactly(reference.tokenize(chat(other)));
+    assertThat(tokenized.sharedTokens()).as("shares no kept prompt's messages").isZero();
+  }
+
+  @Test
   void aZeroBoundKeepsNothing() {
     PromptTokenizer pt = PromptTokenizer.create(BASE, 0);
     PrefixIndex index = index();
