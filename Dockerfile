@@ -19,7 +19,11 @@ COPY kvroute-app/target/kvroute.jar /app/kvroute.jar
 # Class-data sharing (docs/performance.md, "Warm start"): an AppCDS archive of the classes the request
 # path loads, from a training run of the server's own warm-up (no network beyond loopback). A base
 # without CDS support leaves no archive, and the JVM then starts without one (-Xshare:auto).
-RUN java -XX:ArchiveClassesAtExit=/app/kvroute.jsa -Xlog:cds=off,cds+dynamic=off -jar /app/kvroute.jar \
+# The Vector API for the request parser's string scan (docs/performance.md, "The string scan with the
+# Vector API"), an incubator module: /app/jvm.args adds it when this base's JVM has it, else is empty.
+RUN if java --add-modules jdk.incubator.vector -version >/dev/null 2>&1; then \
+      echo '--add-modules=jdk.incubator.vector' > /app/jvm.args; else : > /app/jvm.args; fi
+RUN java @/app/jvm.args -XX:ArchiveClassesAtExit=/app/kvroute.jsa -Xlog:cds=off,cds+dynamic=off -jar /app/kvroute.jar \
       serve --warm-up-only --warm-up-requests 3000 --warm-up-max 60s >/dev/null 2>&1 || rm -f /app/kvroute.jsa
 
 USER 10001:10001
@@ -38,7 +42,7 @@ HEALTHCHECK --interval=10s --timeout=5s --start-period=60s --retries=3 \
 # JAVA_TOOL_OPTIONS, e.g. "-Xmx2g -XX:MaxDirectMemorySize=1g" (an explicit -Xmx replaces the percentage).
 # The archive above, and the server's self warm-up before it listens (serve --warm-up-requests, on by
 # default), make the first seconds after /ready run at close to the steady rate.
-ENTRYPOINT ["java", "-XX:MaxRAMPercentage=40", "-XX:+ExitOnOutOfMemoryError", \
+ENTRYPOINT ["java", "@/app/jvm.args", "-XX:MaxRAMPercentage=40", "-XX:+ExitOnOutOfMemoryError", \
             "-XX:SharedArchiveFile=/app/kvroute.jsa", "-Xshare:auto", "-Xlog:cds=off,cds+dynamic=off", \
             "-jar", "/app/kvroute.jar"]
 CMD ["serve"]

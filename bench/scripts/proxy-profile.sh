@@ -8,6 +8,7 @@
 # Env:   DUR (10), WARM_REQ (20000 requests served before measuring), CONNS (32), BASE_PORT (18700),
 #        PROXY_CPU (0), LOAD_CPU (1), OUT (bench-report/proxy-profile), KVROUTE_JAVA_OPTS,
 #        KVROUTE_FLAGS (extra serve flags), JAR (run this copy of kvroute.jar, not the launcher's),
+#        VECTOR (0: with JAR, run without the Vector API module, as a JVM without it would),
 #        FIRST (1: first measure each of the first 10 seconds after /ready, as proxy-overhead.sh does,
 #        and the time from the start to /ready), WARM_FIRST (1: the same ten 1-second runs again after
 #        the warm-up by count, on a long-warm server), SPLIT (1: with FIRST or WARM_FIRST, each second's
@@ -166,6 +167,8 @@ for policy in "${policies[@]}"; do
   # JAR: a copy of kvroute.jar to measure instead of the launcher's (a before/after pair in one run)
   launch=(./kvroute)
   cds=()
+  # with JAR, the Vector API module as the launcher adds it (VECTOR=0: the portable string scan)
+  [ -n "${JAR:-}" ] && [ "${VECTOR:-1}" = 1 ] && opts="$opts --add-modules jdk.incubator.vector"
   if [ -n "${JAR:-}" ] && [ "${CDS:-0}" = 1 ]; then
     [ -f "${JAR%.jar}.jsa" ] || java -XX:ArchiveClassesAtExit="${JAR%.jar}.jsa" -Xlog:cds=off,cds+dynamic=off $opts \
       -jar "$JAR" serve --warm-up-only --warm-up-requests 3000 --warm-up-max 60s >/dev/null 2>&1 || true

@@ -21,10 +21,12 @@ tag="${KVROUTE_JRE_IMAGE:-kvroute-jre:local}"
 # HdrHistogram, SnakeYAML), plus generous extras so a new dependency does not break the image.
 # java.desktop is there for java.beans (SnakeYAML's introspector, Jackson, Micrometer use it); its
 # AWT, font, image and sound native libraries are not given their X11/ALSA/freetype dependencies,
-# since a headless server never loads them.
+# since a headless server never loads them. jdk.incubator.vector: the request parser's string scan
+# (the Dockerfile's /app/jvm.args adds it at start).
 modules=java.base,java.compiler,java.desktop,java.instrument,java.logging,java.management,java.naming,\
 java.net.http,java.prefs,java.scripting,java.security.jgss,java.sql,java.xml,jdk.crypto.ec,\
-jdk.jfr,jdk.management,jdk.management.jfr,jdk.naming.dns,jdk.net,jdk.unsupported,jdk.zipfs,jdk.charsets
+jdk.jfr,jdk.management,jdk.management.jfr,jdk.naming.dns,jdk.net,jdk.unsupported,jdk.zipfs,jdk.charsets,\
+jdk.incubator.vector
 
 [ -d "$jdk/jmods" ] || { echo "build.sh: $jdk/jmods is missing (apt-get install openjdk-17-jmods)" >&2; exit 1; }
 [ -x "$busybox" ] || { echo "build.sh: $busybox is missing (apt-get install busybox-static)" >&2; exit 1; }

@@ -531,6 +531,51 @@ final class ChatBodyScanner {
   }
 
   /**
+   * Whether {@link #skipPlain} uses the Vector API ({@link VectorScan}): when the JVM resolved the
+   * {@code jdk.incubator.vector} module, vectors are at least 16 bytes wide, and the system property
+   * {@code kvroute.vectorScan} is not {@code false}. Decided once, before {@code VectorScan} is
+   * loaded, so that a JVM without the module never links it.
+   */
+  static final boolean VECTOR = vectorScanUsable();
+
+  private static boolean vectorScanUsable() {
+    if (!Boolean.parseBoolean(System.getProperty("kvroute.vectorScan", "true"))
+        || ModuleLayer.boot().findModule("jdk.incubator.vector").isEmpty()) {
+      return false;
+    }
+    try {
+      return VectorScan.useful();
+    } catch (LinkageError e) {
+      return false;
+    }
+  }
+
+  /**
+   * From {@code p}, whole steps of plain bytes (no quote, backslash, byte below 0x20 or above 0x7F):
+   * returns the start of the first step holding a special byte, or where fewer than a step's bytes
+   * are left before {@code end}. A step is a vector ({@link VectorScan}) or 32 bytes ({@link
+   * #skipPlainSwar}).
+   */
+  static int skipPlain(byte[] b, int p, int end) {
+    return VECTOR ? VectorScan.skipPlain(b, p, end) : skipPlainSwar(b, p, end);
+  }
+
+  /** {@link #skipPlain} without the Vector API: 32 bytes a step, four words sharing one branch. */
+  static int skipPlainSwar(byte[] b, int p, int end) {
+    while (p + 32 <= end) {
+      long w0 = (long) LONG_LE.get(b, p);
+      long w1 = (long) LONG_LE.get(b, p + 8);
+      long w2 = (long) LONG_LE.get(b, p + 16);
+      long w3 = (long) LONG_LE.get(b, p + 24);
+      if (((special(w0) | special(w1) | special(w2) | special(w3)) & HIGHS) != 0) {
+        return p;
+      }
+      p += 32;
+    }
+    return p;
+  }
+
+  /**
    * Flags in the high bits ({@link JsonStrings#HIGHS}) of {@code w}'s bytes: the result masked by
    * {@code HIGHS} is non-zero iff some byte is a quote, a backslash, below 0x20 or above 0x7F. The
    * lowest such byte's flag is always set and no byte below it is flagged (no borrow reaches a lane
@@ -557,18 +602,10 @@ final class ChatBodyScanner {
     boolean escaped = false;
     strHash = null;
     while (true) {
-      // 32 bytes a step while they are plain, then 8: the four checks share one branch
-      while (p + 32 <= end) {
-        long w0 = (long) LONG_LE.get(b, p);
-        long w1 = (long) LONG_LE.get(b, p + 8);
-        long w2 = (long) LONG_LE.get(b, p + 16);
-        long w3 = (long) LONG_LE.get(b, p + 24);
-        if (((special(w0) | special(w1) | special(w2) | special(w3)) & HIGHS) != 0) {
-          break;
-        }
-        p += 32;
-        codePoints += 32;
-      }
+      // whole steps while they are plain (a vector or 32 bytes), then 8 bytes a step
+      int q = skipPlain(b, p, end);
+      codePoints += q - p;
+      p = q;
       while (p + 8 <= end) {
         long w = (long) LONG_LE.get(b, p);
         if ((special(w) & HIGHS) != 0) {

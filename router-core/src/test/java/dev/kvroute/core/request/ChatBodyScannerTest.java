@@ -362,4 +362,62 @@ class ChatBodyScannerTest {
       }
     }
   }
+
+  /**
+   * Both versions of the scan's skip over plain bytes ({@link ChatBodyScanner#skipPlain}), on every
+   * byte value at every position of 96-byte buffers, from every start: no special byte is skipped,
+   * and the skip stops only at a step holding one or with less than a step left. The vector version
+   * is tested when this JVM has the module (the build runs the tests with it).
+   */
+  @Test
+  void theSkipOverPlainBytesStopsAtTheStepHoldingTheFirstSpecialByte() {
+    assertThat(ChatBodyScanner.VECTOR).as("the tests run with --add-modules jdk.incubator.vector").isTrue();
+    byte[] b = new byte[96];
+    for (int v = 0; v < 256; v++) {
+      for (int at = 0; at < b.length; at++) {
+        java.util.Arrays.fill(b, (byte) 'a');
+        b[at] = (byte) v;
+        for (int from = 0; from <= 40; from += 5) {
+          checkSkip(b, from, 32, ChatBodyScanner.skipPlainSwar(b, from, b.length));
+          checkSkip(b, from, VectorScan.step(), VectorScan.skipPlain(b, from, b.length));
+        }
+      }
+    }
+    // the ends of a buffer: the last bytes before the end are left to the caller
+    SplittableRandom r = new SplittableRandom(7);
+    for (int n = 0; n < 2_000; n++) {
+      byte[] x = new byte[r.nextInt(200)];
+      for (int i = 0; i < x.length; i++) {
+        x[i] = (byte) (r.nextInt(40) == 0 ? r.nextInt(256) : 'a' + r.nextInt(26));
+      }
+      int from = x.length == 0 ? 0 : r.nextInt(x.length);
+      int end = from + r.nextInt(x.length - from + 1);
+      checkSkip(x, from, end, 32, ChatBodyScanner.skipPlainSwar(x, from, end));
+      checkSkip(x, from, end, VectorScan.step(), VectorScan.skipPlain(x, from, end));
+    }
+  }
+
+  private static void checkSkip(byte[] b, int from, int step, int stop) {
+    checkSkip(b, from, b.length, step, stop);
+  }
+
+  private static void checkSkip(byte[] b, int from, int end, int step, int stop) {
+    assertThat(stop).isBetween(from, end);
+    assertThat((stop - from) % step).isZero();
+    for (int i = from; i < stop; i++) {
+      assertThat(isSpecial(b[i])).as("byte %d (0x%02x) skipped from %d", i, b[i] & 0xFF, from).isFalse();
+    }
+    if (stop + step <= end) {
+      boolean any = false;
+      for (int i = stop; i < stop + step; i++) {
+        any |= isSpecial(b[i]);
+      }
+      assertThat(any).as("stopped at %d from %d with a plain step ahead", stop, from).isTrue();
+    }
+  }
+
+  private static boolean isSpecial(byte x) {
+    int v = x & 0xFF;
+    return v == '"' || v == '\\' || v < 0x20 || v > 0x7F;
+  }
 }
