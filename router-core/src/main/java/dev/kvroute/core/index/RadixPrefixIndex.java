@@ -476,12 +476,7 @@ final class RadixPrefixIndex implements PrefixIndex {
         }
       } else {
         view.unpin(e);
-        if (after == NIL ? e == view.tail : view.next(e) == after) {
-          view.touch(e, now); // already in place
-        } else {
-          view.unlink(e);
-          view.link(e, after, now);
-        }
+        view.moveBefore(e, after, now);
         after = e;
       }
     }
@@ -672,12 +667,7 @@ final class RadixPrefixIndex implements PrefixIndex {
         // Tail-first linking left the child's entry just before this one, unless another insert
         // moved either since.
         guess = view.prev(e);
-        if (after == NIL ? e == view.tail : view.next(e) == after) {
-          view.touch(e, now); // already in place
-        } else {
-          view.unlink(e);
-          view.link(e, after, now);
-        }
+        view.moveBefore(e, after, now);
         after = e;
       }
       if (walkEntries != null) {

@@ -245,6 +245,19 @@ final class RecencyView {
   }
 
   /**
+   * Moves listed entry {@code e} just before {@code next} (or last if {@code next} is {@link #NIL}),
+   * used at {@code now}; an entry already there is only touched.
+   */
+  void moveBefore(int e, int next, long now) {
+    if (next == NIL ? e == tail : next(e) == next) {
+      touch(e, now);
+    } else {
+      unlink(e);
+      link(e, next, now);
+    }
+  }
+
+  /**
    * After a capacity cut, reallocates the entries (renumbered in list order) if their arrays are
    * more than twice the new capacity, so memory follows the configured capacity.
    */
