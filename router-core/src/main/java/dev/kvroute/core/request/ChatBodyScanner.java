@@ -532,20 +532,43 @@ final class ChatBodyScanner {
 
   /**
    * Whether {@link #skipPlain} uses the Vector API ({@link VectorScan}): when the JVM resolved the
-   * {@code jdk.incubator.vector} module, vectors are at least 16 bytes wide, and the system property
-   * {@code kvroute.vectorScan} is not {@code false}. Decided once, before {@code VectorScan} is
-   * loaded, so that a JVM without the module never links it.
+   * {@code jdk.incubator.vector} module, HotSpot's optimizing compiler (C2) will compile it, vectors
+   * are at least 16 bytes wide, and the system property {@code kvroute.vectorScan} is not {@code
+   * false}. Without C2 ({@code -Xint}, or {@code -XX:TieredStopAtLevel} below 4 with tiered
+   * compilation) the API runs its Java fallback, about a hundred times slower than the portable
+   * scan. Decided once, before {@code VectorScan} is loaded, so that a JVM without the module never
+   * links it.
    */
   static final boolean VECTOR = vectorScanUsable();
 
   private static boolean vectorScanUsable() {
     if (!Boolean.parseBoolean(System.getProperty("kvroute.vectorScan", "true"))
-        || ModuleLayer.boot().findModule("jdk.incubator.vector").isEmpty()) {
+        || ModuleLayer.boot().findModule("jdk.incubator.vector").isEmpty()
+        || !optimizingCompiler()) {
       return false;
     }
     try {
       return VectorScan.useful();
     } catch (LinkageError e) {
+      return false;
+    }
+  }
+
+  /**
+   * Whether HotSpot's C2 compiles this JVM's hot code: not interpreted only ({@code java.vm.info}),
+   * and tiered compilation off or allowed to level 4. False when the flags cannot be read (another
+   * JVM, or no {@code jdk.management} module).
+   */
+  private static boolean optimizingCompiler() {
+    if (System.getProperty("java.vm.info", "").contains("interpreted")) {
+      return false;
+    }
+    try {
+      com.sun.management.HotSpotDiagnosticMXBean hotspot = java.lang.management.ManagementFactory
+          .getPlatformMXBean(com.sun.management.HotSpotDiagnosticMXBean.class);
+      return !Boolean.parseBoolean(hotspot.getVMOption("TieredCompilation").getValue())
+          || Integer.parseInt(hotspot.getVMOption("TieredStopAtLevel").getValue()) >= 4;
+    } catch (RuntimeException | LinkageError e) {
       return false;
     }
   }
