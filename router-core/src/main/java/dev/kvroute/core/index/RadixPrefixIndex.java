@@ -61,10 +61,10 @@ import java.util.concurrent.locks.StampedLock;
  * map). Rows and maps are sized to cache lines so that a page costs about one cache miss per
  * structure touched.
  *
- * <p>About 700 lines, as one unit after its storage went to {@code NodeTable}, {@code RecencyView}
- * and {@code PagePin}: what remains is the descent, the inserts and the eviction that keep a node's
- * holder bits and every backend's view consistent under one lock, which cannot be split without
- * splitting that invariant.
+ * <p>About 770 lines, as one unit after its storage went to {@code NodeTable}, {@code RecencyView}
+ * and {@code PagePin}: what remains is the descent, the inserts, a pin's end (over the entries the
+ * pin recorded) and the eviction that keep a node's holder bits and every backend's view consistent
+ * under one lock, which cannot be split without splitting that invariant.
  *
  * <p><b>Thread safety.</b> One {@link StampedLock}: {@link #match}, {@link #sizeTokens},
  * {@link #estimatedBytes} and {@link #checkInvariants} take its read lock, so matches from several
