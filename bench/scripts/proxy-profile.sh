@@ -159,7 +159,7 @@ java_home=$(java -XshowSettings:properties -version 2>&1 | awk -F' = ' '/java.ho
 sed -e '/jdk.ThreadAllocationStatistics/,/<\/event>/ s/everyChunk/1 s/' \
   -e '/"jdk.Compilation"/,/<\/event>/ s/100 ms/0 ms/' "$java_home/lib/jfr/profile.jfc" >"$work/profile.jfc"
 for policy in "${policies[@]}"; do
-  opts=${KVROUTE_JAVA_OPTS:--XX:+UseSerialGC -Xms512m}
+  opts=${KVROUTE_JAVA_OPTS:--XX:+UseSerialGC -Xms512m -XX:+AlwaysPreTouch}
   # JFR records from the start: started later (jcmd JFR.start), it makes the JIT recompile the
   # request path during the measured run, which then measures the compiler, not the proxy
   # DebugNonSafepoints: without it JFR places samples inside inlined code (the index's walks) wrongly
