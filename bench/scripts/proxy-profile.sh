@@ -11,7 +11,8 @@
 #        VECTOR (0: with JAR, run without the Vector API module, as a JVM without it would),
 #        FIRST (1: first measure each of the first 10 seconds after /ready, as proxy-overhead.sh does,
 #        and the time from the start to /ready), WARM_FIRST (1: the same ten 1-second runs again after
-#        the warm-up by count, on a long-warm server), SPLIT (1: with FIRST or WARM_FIRST, each second's
+#        the warm-up by count, on a long-warm server), SCRAPE (1: with FIRST, save /metrics after
+#        the first and second 1-second runs as OUT/POLICY-metrics-after-N.txt), SPLIT (1: with FIRST or WARM_FIRST, each second's
 #        CPU of the JIT, GC and other threads, and the others' CPU per request), FIRST_REQ (N > 0: CPU per request over the first N
 #        requests after /ready, JIT threads included), CDS (1: with JAR, use the launcher's class-data
 #        sharing archive for it, trained first when missing); with FIRST or FIRST_REQ it also prints the
@@ -149,6 +150,11 @@ ten_seconds() {
       out+="[jit $(( (t1[0] - t0[0]) * 1000 / HZ )) gc $(( (t1[1] - t0[1]) * 1000 / HZ )) rest $(( (t1[2] - t0[2]) * 1000 / HZ )) ms, $(( (t1[2] - t0[2]) * 1000000 / HZ / (n > 0 ? n : 1) )) us/req]"
     fi
     out+=" "
+    # SCRAPE=1: the router's own view of the first two seconds (its latency histograms), for reading
+    # later; a scrape is work of its own, so only when asked
+    if [ "${SCRAPE:-0}" = 1 ] && [ "$s" -le 2 ]; then
+      curl -s -m 30 "http://127.0.0.1:$PORT/metrics" >"$OUT/$policy-metrics-after-$s.txt"
+    fi
   done
   echo "$out"
 }
