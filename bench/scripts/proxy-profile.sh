@@ -16,7 +16,9 @@
 #        CPU of the JIT, GC and other threads, and the others' CPU per request), FIRST_REQ (N > 0: CPU per request over the first N
 #        requests after /ready, JIT threads included), CDS (1: with JAR, use the launcher's class-data
 #        sharing archive for it, trained first when missing); with FIRST or FIRST_REQ it also prints the
-#        JIT compilations and JIT CPU between /ready and the end of those first requests
+#        JIT compilations and JIT CPU between /ready and the end of those first requests,
+#        REPEAT (N: N measured runs in a row on the same server, a line each, OUT/POLICY.jfr the
+#        last's; for drift over a long-running server)
 # JFR (settings=profile) records from the start; the measured run is dumped into OUT/POLICY.jfr: allocation per request is
 # the sum of every thread's jdk.ThreadAllocationStatistics delta over it, divided by the requests the
 # router counted (kvroute_requests_total). CPU per request leaves out the JIT compiler threads.
@@ -231,14 +233,15 @@ print(f"{sys.argv[2]} after /ready (JFR): {c2} C2 compilations ({c2_ms:.0f} ms o
     # seconds would be with nothing left to warm up, i.e. the cost of the 1-second runs themselves
     echo "$policy 1-second runs after the warm-up by count (req/s / p99 ms): $(ten_seconds)"
   fi
-  begin=$(date -u +%Y-%m-%dT%H:%M:%S); begin_local=$(date +%H:%M:%S)
-  n0=$(served "$PORT"); c0=$(cpu_ticks "$kv"); a0=$(cpu_ticks "$kv" all)
-  r=$(load "$PORT" "$DUR")
-  c1=$(cpu_ticks "$kv"); a1=$(cpu_ticks "$kv" all); n1=$(served "$PORT")
-  jcmd "$kv" JFR.dump name=p begin="$begin_local" filename="$OUT/$policy.jfr" >/dev/null
-  req=$((n1 - n0)); [ "$req" -gt 0 ] || req=1
-  # heap bytes allocated by every thread over the recording (JFR's per-thread counters, first to last)
-  alloc=$(jfr print --json --events jdk.ThreadAllocationStatistics "$OUT/$policy.jfr" | python3 -c '
+  for _ in $(seq 1 "${REPEAT:-1}"); do
+    begin=$(date -u +%Y-%m-%dT%H:%M:%S); begin_local=$(date +%H:%M:%S)
+    n0=$(served "$PORT"); c0=$(cpu_ticks "$kv"); a0=$(cpu_ticks "$kv" all)
+    r=$(load "$PORT" "$DUR")
+    c1=$(cpu_ticks "$kv"); a1=$(cpu_ticks "$kv" all); n1=$(served "$PORT")
+    jcmd "$kv" JFR.dump name=p begin="$begin_local" filename="$OUT/$policy.jfr" >/dev/null
+    req=$((n1 - n0)); [ "$req" -gt 0 ] || req=1
+    # heap bytes allocated by every thread over the recording (JFR's per-thread counters, first to last)
+    alloc=$(jfr print --json --events jdk.ThreadAllocationStatistics "$OUT/$policy.jfr" | python3 -c '
 import json, sys
 lo, hi = {}, {}
 # the dump holds whole chunks: keep the samples taken from the measured run'"'"'s start (UTC)
@@ -249,6 +252,7 @@ for e in json.load(sys.stdin)["recording"]["events"]:
     a = e["values"]["allocated"]
     lo[t] = min(lo.get(t, a), a); hi[t] = max(hi.get(t, a), a)
 print(sum(hi[t] - lo[t] for t in hi))' "$begin")
-  echo "$policy: $(( req * 1000000 / $(field duration_us "$r") )) req/s, $req requests, cpu/req $(( (c1 - c0) * 1000000 / HZ / req )) us (no JIT threads; $(( (a1 - a0) * 1000000 / HZ / req )) us with them), alloc/req $(( alloc / req )) B, p50 $(field p50_us "$r") us, p99 $(field p99_us "$r") us, errors $(field errors "$r") non2xx $(field non2xx "$r"), load $(cut -d' ' -f1 /proc/loadavg)"
+    echo "$policy: $(( req * 1000000 / $(field duration_us "$r") )) req/s, $req requests, cpu/req $(( (c1 - c0) * 1000000 / HZ / req )) us (no JIT threads; $(( (a1 - a0) * 1000000 / HZ / req )) us with them), alloc/req $(( alloc / req )) B, p50 $(field p50_us "$r") us, p99 $(field p99_us "$r") us, errors $(field errors "$r") non2xx $(field non2xx "$r"), load $(cut -d' ' -f1 /proc/loadavg)"
+  done
   kill "$kv"; wait "$kv" 2>/dev/null || true
 done
