@@ -18,7 +18,11 @@
 #        sharing archive for it, trained first when missing); with FIRST or FIRST_REQ it also prints the
 #        JIT compilations and JIT CPU between /ready and the end of those first requests,
 #        REPEAT (N: N measured runs in a row on the same server, a line each, OUT/POLICY.jfr the
-#        last's; for drift over a long-running server)
+#        last's; for drift over a long-running server), PAIRS (N: instead of the above, two servers
+#        up at once, A = the first policy with KVROUTE_JAVA_OPTS and B = B_POLICY (the same) with
+#        B_JAVA_OPTS (the same), warmed alike, then N pairs of DUR-second runs, the order swapped
+#        every pair, so each pair meets the same minutes of the machine: CPU per request of each and
+#        B/A; no JFR)
 # JFR (settings=profile) records from the start; the measured run is dumped into OUT/POLICY.jfr: allocation per request is
 # the sum of every thread's jdk.ThreadAllocationStatistics delta over it, divided by the requests the
 # router counted (kvroute_requests_total). CPU per request leaves out the JIT compiler threads.
@@ -166,6 +170,38 @@ java_home=$(java -XshowSettings:properties -version 2>&1 | awk -F' = ' '/java.ho
 # and every JIT compilation recorded (not only those over 100 ms), for what compiles after /ready
 sed -e '/jdk.ThreadAllocationStatistics/,/<\/event>/ s/everyChunk/1 s/' \
   -e '/"jdk.Compilation"/,/<\/event>/ s/100 ms/0 ms/' "$java_home/lib/jfr/profile.jfc" >"$work/profile.jfc"
+if [ "${PAIRS:-0}" -gt 0 ]; then
+  # two routers on PORT (A) and PORT+1 (B), pinned to the same core; only the loaded one works
+  start_pair() { # port policy opts -> sets pid_PORT
+    local launch=(./kvroute)
+    [ -n "${JAR:-}" ] && launch=(java -Xmx4g -XX:MaxDirectMemorySize=2g -XX:+ExitOnOutOfMemoryError $3 --add-modules jdk.incubator.vector -jar "$JAR")
+    KVROUTE_JAVA_OPTS="$3" taskset -c "$PROXY_CPU" "${launch[@]}" serve --bind 127.0.0.1 --port "$1" --admin-port -1 \
+      --event-loop-threads 1 --policy "$2" "${EXTRA[@]}" \
+      $(printf -- '--backend http://127.0.0.1:%s ' "${BACKENDS[@]}") >"$OUT/kvroute-pair-$1.log" 2>&1 &
+    pids+=($!)
+    eval "pid_$1=$!"
+    local _
+    for _ in $(seq 1 1200); do [ "$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$1/ready")" = 200 ] && break; sleep 0.1; done
+    while [ "$(served "$1")" -lt "$WARM_REQ" ]; do load "$1" 5 >/dev/null; done
+  }
+  a_opts=${KVROUTE_JAVA_OPTS:--XX:+UseSerialGC -Xms512m -XX:+AlwaysPreTouch}
+  start_pair "$PORT" "${policies[0]}" "$a_opts"
+  start_pair $((PORT + 1)) "${B_POLICY:-${policies[0]}}" "${B_JAVA_OPTS:-$a_opts}"
+  for i in $(seq 1 "$PAIRS"); do
+    order=("$PORT" $((PORT + 1)))
+    [ $((i % 2)) = 0 ] && order=($((PORT + 1)) "$PORT")
+    for p in "${order[@]}"; do
+      v=pid_$p
+      n0=$(served "$p"); c0=$(cpu_ticks "${!v}")
+      r=$(load "$p" "$DUR")
+      c1=$(cpu_ticks "${!v}"); n1=$(served "$p"); req=$((n1 - n0)); [ "$req" -gt 0 ] || req=1
+      eval "us_$p=$(( (c1 - c0) * 1000000 / HZ / req )) rps_$p=$(( req * 1000000 / $(field duration_us "$r") ))"
+    done
+    a=us_$PORT; b=us_$((PORT + 1)); ra=rps_$PORT; rb=rps_$((PORT + 1))
+    echo "pair $i: A ${!ra} req/s ${!a} us/req, B ${!rb} req/s ${!b} us/req, B/A CPU $(awk -v a="${!a}" -v b="${!b}" 'BEGIN {printf "%.2f", b / a}')"
+  done
+  exit 0
+fi
 for policy in "${policies[@]}"; do
   opts=${KVROUTE_JAVA_OPTS:--XX:+UseSerialGC -Xms512m -XX:+AlwaysPreTouch}
   # JFR records from the start: started later (jcmd JFR.start), it makes the JIT recompile the
