@@ -19,8 +19,9 @@
 #        JIT compilations and JIT CPU between /ready and the end of those first requests,
 #        REPEAT (N: N measured runs in a row on the same server, a line each, OUT/POLICY.jfr the
 #        last's; for drift over a long-running server), PAIRS (N: instead of the above, two servers
-#        up at once, A = the first policy with KVROUTE_JAVA_OPTS and B = B_POLICY (the same) with
-#        B_JAVA_OPTS (the same), warmed alike, then N pairs of DUR-second runs, the order swapped
+#        up at once, A = the first policy with KVROUTE_JAVA_OPTS and B = B_POLICY (else the second
+#        policy given, else the first) with B_JAVA_OPTS (else A's), warmed alike (with JAR: always
+#        with the Vector API module, no class-data archive), then N pairs of DUR-second runs, the order swapped
 #        every pair, so each pair meets the same minutes of the machine: CPU per request of each and
 #        B/A; no JFR)
 # JFR (settings=profile) records from the start; the measured run is dumped into OUT/POLICY.jfr: allocation per request is
@@ -170,6 +171,8 @@ java_home=$(java -XshowSettings:properties -version 2>&1 | awk -F' = ' '/java.ho
 # and every JIT compilation recorded (not only those over 100 ms), for what compiles after /ready
 sed -e '/jdk.ThreadAllocationStatistics/,/<\/event>/ s/everyChunk/1 s/' \
   -e '/"jdk.Compilation"/,/<\/event>/ s/100 ms/0 ms/' "$java_home/lib/jfr/profile.jfc" >"$work/profile.jfc"
+case "${REPEAT:-1}" in *[!0-9]* | 0) echo "proxy-profile: REPEAT=${REPEAT} (expected: a count of 1 or more)" >&2; exit 2 ;; esac
+case "${PAIRS:-0}" in *[!0-9]* | "") echo "proxy-profile: PAIRS=${PAIRS} (expected: a count)" >&2; exit 2 ;; esac
 if [ "${PAIRS:-0}" -gt 0 ]; then
   # two routers on PORT (A) and PORT+1 (B), pinned to the same core; only the loaded one works
   start_pair() { # port policy opts -> sets pid_PORT
@@ -180,25 +183,38 @@ if [ "${PAIRS:-0}" -gt 0 ]; then
       $(printf -- '--backend http://127.0.0.1:%s ' "${BACKENDS[@]}") >"$OUT/kvroute-pair-$1.log" 2>&1 &
     pids+=($!)
     eval "pid_$1=$!"
-    local _
-    for _ in $(seq 1 1200); do [ "$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$1/ready")" = 200 ] && break; sleep 0.1; done
-    while [ "$(served "$1")" -lt "$WARM_REQ" ]; do load "$1" 5 >/dev/null; done
+    local _ up=0
+    for _ in $(seq 1 1200); do
+      [ "$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$1/ready")" = 200 ] && { up=1; break; }
+      kill -0 "$!" 2>/dev/null || break
+      sleep 0.1
+    done
+    [ "$up" = 1 ] || { echo "proxy-profile: no /ready from the router on port $1 (see $OUT/kvroute-pair-$1.log)" >&2; exit 1; }
+    while [ "$(served "$1")" -lt "$WARM_REQ" ]; do alive "$1"; load "$1" 5 >/dev/null; done
   }
+  alive() { local v=pid_$1; kill -0 "${!v}" 2>/dev/null || { echo "proxy-profile: the router on port $1 exited (see $OUT/kvroute-pair-$1.log)" >&2; exit 1; }; }
   a_opts=${KVROUTE_JAVA_OPTS:--XX:+UseSerialGC -Xms512m -XX:+AlwaysPreTouch}
   start_pair "$PORT" "${policies[0]}" "$a_opts"
-  start_pair $((PORT + 1)) "${B_POLICY:-${policies[0]}}" "${B_JAVA_OPTS:-$a_opts}"
+  # B: B_POLICY, else a second policy given, else the first
+  start_pair $((PORT + 1)) "${B_POLICY:-${policies[1]:-${policies[0]}}}" "${B_JAVA_OPTS:-$a_opts}"
   for i in $(seq 1 "$PAIRS"); do
     order=("$PORT" $((PORT + 1)))
     [ $((i % 2)) = 0 ] && order=($((PORT + 1)) "$PORT")
     for p in "${order[@]}"; do
       v=pid_$p
+      alive "$p"
       n0=$(served "$p"); c0=$(cpu_ticks "${!v}")
       r=$(load "$p" "$DUR")
-      c1=$(cpu_ticks "${!v}"); n1=$(served "$p"); req=$((n1 - n0)); [ "$req" -gt 0 ] || req=1
-      eval "us_$p=$(( (c1 - c0) * 1000000 / HZ / req )) rps_$p=$(( req * 1000000 / $(field duration_us "$r") ))"
+      alive "$p"
+      c1=$(cpu_ticks "${!v}"); n1=$(served "$p"); req=$((n1 - n0))
+      [ "$req" -gt 0 ] || { echo "proxy-profile: the router on port $p served nothing in pair $i" >&2; exit 1; }
+      eval "ticks_$p=$((c1 - c0)) req_$p=$req rps_$p=$(( req * 1000000 / $(field duration_us "$r") ))"
     done
-    a=us_$PORT; b=us_$((PORT + 1)); ra=rps_$PORT; rb=rps_$((PORT + 1))
-    echo "pair $i: A ${!ra} req/s ${!a} us/req, B ${!rb} req/s ${!b} us/req, B/A CPU $(awk -v a="${!a}" -v b="${!b}" 'BEGIN {printf "%.2f", b / a}')"
+    ta=ticks_$PORT; tb=ticks_$((PORT + 1)); qa=req_$PORT; qb=req_$((PORT + 1)); ra=rps_$PORT; rb=rps_$((PORT + 1))
+    # CPU per request from the raw ticks and counts; the ratio from those, not from rounded figures
+    echo "pair $i: $(awk -v ta="${!ta}" -v qa="${!qa}" -v tb="${!tb}" -v qb="${!qb}" -v hz="$HZ" -v ra="${!ra}" -v rb="${!rb}" 'BEGIN {
+      a = ta * 1e6 / hz / qa; b = tb * 1e6 / hz / qb
+      printf "A %d req/s %.0f us/req, B %d req/s %.0f us/req, B/A CPU %s", ra, a, rb, b, (a > 0 ? sprintf("%.2f", b / a) : "-") }')"
   done
   exit 0
 fi

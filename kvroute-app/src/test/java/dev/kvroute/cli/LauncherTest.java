@@ -7,6 +7,7 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
+import java.nio.file.attribute.FileTime;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -23,8 +24,9 @@ import org.junit.jupiter.api.io.TempDir;
  * {@code java} first on the PATH that records its arguments instead of starting a JVM. Covers each
  * command's collector and initial heap, {@code KVROUTE_HEAP} below and above the 512 MB initial heap
  * (below it a JVM refuses {@code -Xms} above {@code -Xmx}), {@code KVROUTE_JAVA_OPTS} replacing the
- * defaults, the Vector API module by the runtime's {@code release} file, and the class-data-sharing
- * archive's training, use and failure.
+ * defaults, the Vector API module by the runtime's {@code release} file, arguments passed through
+ * unchanged, and the class-data-sharing archive's training, use, retraining for a newer jar and
+ * failure (a failed or empty training leaves no archive behind).
  */
 class LauncherTest {
   private static final Path LAUNCHER = Path.of("..", "kvroute");
@@ -49,13 +51,17 @@ class LauncherTest {
         "(IFS=$'\\t'; echo \"$*\") >>\"$FAKE_JAVA_RECORD\"",
         "for a in \"$@\"; do",
         "  case \"$a\" in -XX:ArchiveClassesAtExit=*)",
-        "    [ -n \"${FAKE_TRAINING_FAILS:-}\" ] && exit 1",
+        "    [ -n \"${FAKE_TRAINING_EMPTY:-}\" ] && { : >\"${a#-XX:ArchiveClassesAtExit=}\"; exit 0; }",
+        "    [ -n \"${FAKE_TRAINING_FAILS:-}\" ] && { echo partial >\"${a#-XX:ArchiveClassesAtExit=}\"; exit 1; }",
         "    echo archive >\"${a#-XX:ArchiveClassesAtExit=}\" ;;",
         "  esac",
         "done",
         "exit 0",
         ""));
     Files.setPosixFilePermissions(java, PosixFilePermissions.fromString("rwxr-xr-x"));
+    // on a noexec temporary file system bash would skip the stand-in and run the real java
+    assertThat(Files.isExecutable(java)).as("the stand-in java in %s can be executed (a temporary directory "
+        + "mounted noexec cannot run it; point java.io.tmpdir elsewhere)", java).isTrue();
   }
 
   @Test
@@ -136,6 +142,36 @@ class LauncherTest {
     assertThat(result.calls).hasSize(2);
     assertThat(result.stderr).contains("no class-data-sharing archive");
     assertThat(lastCall(result)).noneMatch(a -> a.startsWith("-XX:SharedArchiveFile="));
+    assertThat(dir.resolve("tree/kvroute-app/target")).isDirectoryNotContaining("glob:**.jsa*");
+  }
+
+  @Test
+  void cdsZeroLeavesTheArchiveOut() throws Exception {
+    Result r = run(Map.of("KVROUTE_CDS", "0"), "serve");
+    assertThat(r.calls).as("no training run").hasSize(1);
+    assertThat(lastCall(r)).noneMatch(a -> a.startsWith("-XX:SharedArchiveFile=") || a.startsWith("-XX:ArchiveClassesAtExit="));
+  }
+
+  @Test
+  void aJarNewerThanTheArchiveRetrainsIt() throws Exception {
+    Path jsa = dir.resolve("tree/kvroute-app/target/kvroute.jsa");
+    Path jar = dir.resolve("tree/kvroute-app/target/kvroute.jar");
+    run(Map.of(), "serve");
+    // a rebuilt jar: newer than the archive by more than any file system's timestamp granularity
+    Files.setLastModifiedTime(jar, FileTime.fromMillis(Files.getLastModifiedTime(jsa).toMillis() + 10_000));
+    assertThat(run(Map.of(), "serve").calls).as("trained again, then run").hasSize(2);
+  }
+
+  @Test
+  void argumentsKeepTheirSpaces() throws Exception {
+    assertThat(lastCall(run(Map.of("KVROUTE_CDS", "0"), "serve", "--policy", "a b", "*")))
+        .endsWith("-jar", dir.resolve("tree/kvroute-app/target/kvroute.jar").toString(), "serve", "--policy", "a b", "*");
+  }
+
+  @Test
+  void anEmptyArchiveIsNotUsed() throws Exception {
+    Result r = run(Map.of("FAKE_TRAINING_EMPTY", "1"), "serve");
+    assertThat(lastCall(r)).noneMatch(a -> a.startsWith("-XX:SharedArchiveFile="));
     assertThat(dir.resolve("tree/kvroute-app/target")).isDirectoryNotContaining("glob:**.jsa*");
   }
 
