@@ -10,7 +10,6 @@ import java.nio.file.StandardCopyOption;
 import java.nio.file.attribute.FileTime;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
@@ -43,8 +42,9 @@ class LauncherTest {
     Files.writeString(jar, "stand-in");
     jdk = Files.createDirectories(dir.resolve("jdk/bin")).getParent();
     record = dir.resolve("java-calls.txt");
-    // One line per call, arguments separated by NUL-free tabs; a training run (ArchiveClassesAtExit)
-    // writes the archive unless FAKE_TRAINING_FAILS is set, as a JVM that ran the warm-up would.
+    // One line per call, its arguments separated by tabs (no argument here holds a tab). A training
+    // run (ArchiveClassesAtExit) writes the archive, as a JVM that ran the warm-up would; with
+    // FAKE_TRAINING_EMPTY an empty one, with FAKE_TRAINING_FAILS a partial one and a failed exit.
     Path java = jdk.resolve("bin/java");
     Files.writeString(java, String.join("\n",
         "#!/usr/bin/env bash",
@@ -195,7 +195,7 @@ class LauncherTest {
     }
     e.put("PATH", jdk.resolve("bin") + ":" + e.getOrDefault("PATH", "/usr/bin:/bin"));
     e.put("FAKE_JAVA_RECORD", record.toString());
-    e.putAll(new HashMap<>(env));
+    e.putAll(env);
     Path stderr = dir.resolve("stderr.txt");
     pb.redirectError(stderr.toFile());
     Process p = pb.start();
