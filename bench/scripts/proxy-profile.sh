@@ -20,7 +20,8 @@
 #        REPEAT (N: N measured runs in a row on the same server, a line each, OUT/POLICY.jfr the
 #        last's; for drift over a long-running server), PAIRS (N: instead of the above, two servers
 #        up at once, A = the first policy with KVROUTE_JAVA_OPTS and B = B_POLICY (else the second
-#        policy given, else the first) with B_JAVA_OPTS (else A's), warmed alike (with JAR: always
+#        policy given, else the first) with B_JAVA_OPTS (else A's) and B_JAR (else A's jar: a
+#        before/after pair of builds in the same minutes), warmed alike (with JAR or B_JAR: always
 #        with the Vector API module, no class-data archive), then N pairs of DUR-second runs, the order swapped
 #        every pair, so each pair meets the same minutes of the machine: CPU per request of each and
 #        B/A; no JFR)
@@ -175,9 +176,9 @@ case "${REPEAT:-1}" in *[!0-9]* | 0) echo "proxy-profile: REPEAT=${REPEAT} (expe
 case "${PAIRS:-0}" in *[!0-9]* | "") echo "proxy-profile: PAIRS=${PAIRS} (expected: a count)" >&2; exit 2 ;; esac
 if [ "${PAIRS:-0}" -gt 0 ]; then
   # two routers on PORT (A) and PORT+1 (B), pinned to the same core; only the loaded one works
-  start_pair() { # port policy opts -> sets pid_PORT
+  start_pair() { # port policy opts jar ("": the launcher's) -> sets pid_PORT
     local launch=(./kvroute)
-    [ -n "${JAR:-}" ] && launch=(java -Xmx4g -XX:MaxDirectMemorySize=2g -XX:+ExitOnOutOfMemoryError $3 --add-modules jdk.incubator.vector -jar "$JAR")
+    [ -n "$4" ] && launch=(java -Xmx4g -XX:MaxDirectMemorySize=2g -XX:+ExitOnOutOfMemoryError $3 --add-modules jdk.incubator.vector -jar "$4")
     KVROUTE_JAVA_OPTS="$3" taskset -c "$PROXY_CPU" "${launch[@]}" serve --bind 127.0.0.1 --port "$1" --admin-port -1 \
       --event-loop-threads 1 --policy "$2" "${EXTRA[@]}" \
       $(printf -- '--backend http://127.0.0.1:%s ' "${BACKENDS[@]}") >"$OUT/kvroute-pair-$1.log" 2>&1 &
@@ -194,9 +195,9 @@ if [ "${PAIRS:-0}" -gt 0 ]; then
   }
   alive() { local v=pid_$1; kill -0 "${!v}" 2>/dev/null || { echo "proxy-profile: the router on port $1 exited (see $OUT/kvroute-pair-$1.log)" >&2; exit 1; }; }
   a_opts=${KVROUTE_JAVA_OPTS:--XX:+UseSerialGC -Xms512m -XX:+AlwaysPreTouch}
-  start_pair "$PORT" "${policies[0]}" "$a_opts"
-  # B: B_POLICY, else a second policy given, else the first
-  start_pair $((PORT + 1)) "${B_POLICY:-${policies[1]:-${policies[0]}}}" "${B_JAVA_OPTS:-$a_opts}"
+  start_pair "$PORT" "${policies[0]}" "$a_opts" "${JAR:-}"
+  # B: B_POLICY, else a second policy given, else the first; B_JAR, else A's jar
+  start_pair $((PORT + 1)) "${B_POLICY:-${policies[1]:-${policies[0]}}}" "${B_JAVA_OPTS:-$a_opts}" "${B_JAR:-${JAR:-}}"
   for i in $(seq 1 "$PAIRS"); do
     order=("$PORT" $((PORT + 1)))
     [ $((i % 2)) = 0 ] && order=($((PORT + 1)) "$PORT")
