@@ -51,8 +51,9 @@ import java.util.concurrent.atomic.AtomicLong;
  * branches only a new server takes (its first meters, decisions and connections, no engine load
  * scraped yet) run in compiled code and are compiled in before {@code /ready}, not after it. The
  * traffic looks like a real router's where it matters to the compiler: two requests in three end
- * with a message the token cache has not seen (so the tokenizer's encoder runs), the third is a turn
- * sent again (the whole prompt cached and matched), later turns extend earlier ones; bodies compact
+ * with a message the token cache has not seen (so the tokenizer's encoder runs; one in {@value
+ * #COLD_EVERY} a long one, routed off the event loop), the third is a turn sent again (any of them:
+ * the whole prompt cached and matched), later turns extend earlier ones; bodies compact
  * and spaced as Python's {@code json.dumps} writes them, with and without {@code stream}; request
  * headers in lower case and capitalized, reply headers as uvicorn and as nginx spell them; streamed
  * replies in several chunks; client and backend connections are closed and reopened every {@value
@@ -257,10 +258,7 @@ public final class SelfWarmUp {
         style.headers(probe.headers(), host, -1);
         return probe;
       }
-      WarmUpBody b = bodies.get((int) (n % bodies.size()));
-      // one request in three is a conversation's turn sent again as it was (a retry, a regenerate,
-      // a load generator's fixed set): its whole prompt is in the token cache and in the index
-      byte[] body = n % 3 == 0 ? b.bytes() : withNewMessage(b, n);
+      byte[] body = body(bodies, n);
       FullHttpRequest req = new DefaultFullHttpRequest(HttpVersion.HTTP_1_1, HttpMethod.POST, "/v1/chat/completions",
           Unpooled.wrappedBuffer(body));
       style.headers(req.headers(), host, body.length);
@@ -519,15 +517,45 @@ public final class SelfWarmUp {
     return "{\"role" + k + "\"" + role + "\"" + (spaced ? ", " : ",") + "\"content" + k + "\"" + content + "\"}";
   }
 
+  /** One chat request in this many brings a long new message, whose routing runs off the event loop. */
+  static final int COLD_EVERY = 32;
+  /** Words of such a message: more than {@link ProxyHandler#COLD_TEXT_CODE_POINTS} code points. */
+  static final int COLD_WORDS = ProxyHandler.COLD_TEXT_CODE_POINTS / 6;
+
+  /**
+   * The body of the warm-up's {@code n}th chat request, from {@code bodies} ({@link #bodies}). One in
+   * three is a turn sent again as it was (a retry, a regenerate, a load generator's fixed set: its
+   * whole prompt in the token cache and in the index), chosen by a hash of {@code n}, so that what
+   * it finds is at any place in the caches' recency order, as with real clients (a warm-up that
+   * always found the least recent left that branch to the first seconds after {@code /ready}). One
+   * in {@value #COLD_EVERY} ends with a new message of {@value #COLD_WORDS} words, so that its
+   * routing, tokenizing included, runs on the body workers while the event loop routes the others
+   * (the off-loop path and the prefix index's lock taken by two threads, as in a real router's first
+   * seconds, when every new conversation is cold). The rest end with a new message of 20 words.
+   */
+  static byte[] body(List<WarmUpBody> bodies, long n) {
+    if (n % 3 == 0) {
+      long h = (n + 1) * 0x9E3779B97F4A7C15L;
+      return bodies.get((int) ((h >>> 33) % bodies.size())).bytes();
+    }
+    WarmUpBody b = bodies.get((int) (n % bodies.size()));
+    return withNewMessage(b, n, n % COLD_EVERY == 1 ? COLD_WORDS : 20);
+  }
+
   /**
    * {@code body} (one of {@link #bodies}) with a new user message of 20 words at the end of its
    * messages, different for every {@code n}: as in real traffic, each request brings text the token
    * cache has not seen, so the tokenizer's encoder is compiled too, not only the cache's hits.
    */
   static byte[] withNewMessage(WarmUpBody body, long n) {
+    return withNewMessage(body, n, 20);
+  }
+
+  /** As {@link #withNewMessage(WarmUpBody, long)}, with a message of {@code words} words. */
+  static byte[] withNewMessage(WarmUpBody body, long n, int words) {
     byte[] b = body.bytes();
     int end = lastIndexOf(b, (byte) ']'); // the messages' end: no other field holds a ']'
-    byte[] tail = ((body.spaced() ? ", " : ",") + message("user", text(new SplittableRandom(n), 20), body.spaced()))
+    byte[] tail = ((body.spaced() ? ", " : ",") + message("user", text(new SplittableRandom(n), words), body.spaced()))
         .getBytes(StandardCharsets.UTF_8);
     byte[] out = new byte[b.length + tail.length];
     System.arraycopy(b, 0, out, 0, end);

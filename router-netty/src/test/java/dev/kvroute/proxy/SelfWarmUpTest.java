@@ -72,6 +72,44 @@ final class SelfWarmUpTest {
   }
 
   @Test
+  void resendsHitEveryBodyAndOneRequestInColdEveryIsRoutedOffTheLoop() throws Exception {
+    ObjectMapper json = new ObjectMapper();
+    List<SelfWarmUp.WarmUpBody> bodies = SelfWarmUp.bodies();
+    java.util.Set<Integer> resent = new java.util.HashSet<>();
+    int cold = 0;
+    int requests = 3 * SelfWarmUp.COLD_EVERY * bodies.size();
+    for (long n = 0; n < requests; n++) {
+      byte[] body = SelfWarmUp.body(bodies, n);
+      int same = -1;
+      for (int i = 0; i < bodies.size(); i++) {
+        if (java.util.Arrays.equals(bodies.get(i).bytes(), body)) {
+          same = i;
+        }
+      }
+      if (n % 3 == 0) {
+        assertThat(same).as("request %d is a body sent again", n).isNotNegative();
+        resent.add(same);
+        continue;
+      }
+      assertThat(same).as("request %d brings a new message", n).isNegative();
+      JsonNode messages = json.readTree(body).get("messages");
+      String last = messages.get(messages.size() - 1).get("content").asText();
+      int codePoints = last.codePointCount(0, last.length());
+      if (codePoints >= ProxyHandler.COLD_TEXT_CODE_POINTS) {
+        cold++;
+      } else {
+        assertThat(codePoints).as("a short new message").isLessThan(1_000);
+      }
+    }
+    // the resends are spread over the bodies, not the cycle's order: every body comes back
+    assertThat(resent).hasSize(bodies.size());
+    // one chat request in COLD_EVERY has a new message long enough to be routed off the event loop
+    long expectedCold = java.util.stream.LongStream.range(0, requests)
+        .filter(n -> n % 3 != 0 && n % SelfWarmUp.COLD_EVERY == 1).count();
+    assertThat(cold).isEqualTo((int) expectedCold).isGreaterThan(requests / SelfWarmUp.COLD_EVERY / 2);
+  }
+
+  @Test
   void theThrowawayProxyListensOnLoopbackOnlyAndReachesNoRealBackend() {
     ProxyConfig real = ProxyConfig.defaults()
         .withBackendUrls(List.of(URI.create("http://10.1.2.3:8000")))

@@ -7,6 +7,7 @@ import dev.kvroute.core.request.TextHash;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.concurrent.atomic.AtomicReferenceArray;
 
 /**
  * {@link PromptTokenizer} with a Caffeine piece cache keyed by {@link TextHash} and bounded by
@@ -26,7 +27,8 @@ final class CachingPromptTokenizer implements PromptTokenizer {
   /** How many message-prefix lengths a prompt tries, longest (all its messages) first. */
   static final int PREFIX_PROBES = 4;
 
-  private static final Probe NO_PROBE = new Probe(new MessagePrefixCache.Key[0], 0, null);
+  /** Slots of {@link #probes}: a power of two, more than a router's event loops and body workers. */
+  static final int PROBE_SLOTS = 64;
 
   private final Tokenizer tokenizer;
   private final PieceCache cache;
@@ -35,11 +37,17 @@ final class CachingPromptTokenizer implements PromptTokenizer {
   private final int[] imEnd;
   private final int[] generationPrompt;
   /**
-   * Per thread, the last estimate's probe until the tokenizing of its view takes it: at most one
-   * view per thread is held past its request (when the estimate sent the request off the loop, or
-   * no tokenizing followed), until that thread's next estimate.
+   * The estimates' probes until the tokenizing of their views takes them, in the slot of the view's
+   * identity hash: a view routed on another thread than its estimate (sent off the event loop)
+   * finds its probe too. Two views in one slot at once: the later estimate's wins and the other's
+   * tokenizing probes again. At most {@value #PROBE_SLOTS} views are held past their requests (an
+   * estimate that no tokenizing followed), until their slot's next estimate. Not a thread-local: its
+   * first use on each new thread (an event loop's first request after the warm-up, which ran on
+   * other threads) took a branch the compiled request path had never seen, and the deoptimization
+   * that followed recompiled the whole path on the serving core (docs/performance.md, "What the
+   * warm-up left to the first seconds").
    */
-  private final ThreadLocal<Probe> lastProbe = ThreadLocal.withInitial(() -> NO_PROBE);
+  private final AtomicReferenceArray<Probe> probes = new AtomicReferenceArray<>(PROBE_SLOTS);
 
   CachingPromptTokenizer(Tokenizer tokenizer, long maxCacheBytes) {
     this.tokenizer = Objects.requireNonNull(tokenizer, "tokenizer");
@@ -104,9 +112,10 @@ final class CachingPromptTokenizer implements PromptTokenizer {
     if (view.endpoint() != Endpoint.CHAT_COMPLETIONS || n == 0) {
       return PrefixedTokens.of(tokenize(view));
     }
-    Probe probe = lastProbe.get();
-    if (probe.view == view) {
-      lastProbe.set(NO_PROBE); // the view is not held past its tokenizing
+    int slot = slot(view);
+    Probe probe = probes.get(slot);
+    if (probe != null && probe.view == view && probes.compareAndSet(slot, probe, null)) {
+      // taken: the view is not held past its tokenizing
     } else {
       probe = probe(segments);
       if (probe == null) {
@@ -157,7 +166,7 @@ final class CachingPromptTokenizer implements PromptTokenizer {
    * words, so an estimate by key would send crafted or edited text to be encoded on the event loop),
    * then the piece cache for each message after the longest kept prompt. A kept prompt found is
    * made the most recently used, as the routing that follows would; what the probes found is left
-   * for that routing's tokenizing on this thread ({@link Probe}).
+   * for that routing's tokenizing, on this thread or another ({@link Probe}).
    */
   @Override
   public long uncachedCodePoints(RequestView view) {
@@ -168,7 +177,7 @@ final class CachingPromptTokenizer implements PromptTokenizer {
       Probe probe = probe(segments);
       if (probe != null) {
         probe.view = view;
-        lastProbe.set(probe);
+        probes.set(slot(view), probe);
         from = probe.known == null ? 0 : n - probe.j;
       }
     }
@@ -218,11 +227,15 @@ final class CachingPromptTokenizer implements PromptTokenizer {
     return new Probe(keys, j, null);
   }
 
+  private static int slot(RequestView view) {
+    return System.identityHashCode(view) & (PROBE_SLOTS - 1);
+  }
+
   /**
    * What {@link #probe} found for a prompt. The estimate before routing ({@link #uncachedCodePoints})
-   * leaves its probe for the tokenizing that follows on the same thread ({@link #lastProbe}, with the
-   * view it is for, compared by identity), so that a routed turn compares its conversation's bytes
-   * once, not twice.
+   * leaves its probe for the tokenizing that follows ({@link #probes}, with the view it is for,
+   * compared by identity), so that a routed turn compares its conversation's bytes once, not twice.
+   * Its fields are published to the tokenizing thread by the slot's volatile write and read.
    */
   private static final class Probe {
     final MessagePrefixCache.Key[] keys;

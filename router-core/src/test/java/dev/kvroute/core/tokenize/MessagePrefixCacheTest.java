@@ -105,6 +105,39 @@ class MessagePrefixCacheTest {
   }
 
   @Test
+  void theEstimatesProbeServesATokenizingOnAnotherThread() throws Exception {
+    PromptTokenizer pt = PromptTokenizer.create(BASE);
+    PromptTokenizer reference = PromptTokenizer.create(BASE, 0);
+    PrefixIndex index = index();
+    List<PromptSegment> messages = new ArrayList<>(List.of(
+        PromptSegment.text("system", "be brief ".repeat(30)), PromptSegment.text("user", "hello there")));
+    PrefixedTokens first = routed(pt, index, chat(messages));
+    messages.add(PromptSegment.text("assistant", "general kenobi ".repeat(10)));
+    messages.add(PromptSegment.text("user", "and then?"));
+    RequestView next = chat(messages);
+    // the estimate on this thread (an event loop's), as the proxy does for a prompt it sends off the loop
+    pt.uncachedCodePoints(next);
+    // meanwhile another request with the same messages is routed: its prompt supersedes the first turn's
+    PrefixedTokens twin = routed(pt, index, chat(messages));
+    assertThat(twin.sharedTokens()).isEqualTo(first.sharedTokens() + first.tokens().length
+        - BASE.encode(PromptTokenizer.GENERATION_PROMPT).length);
+    // the tokenizing on another thread (a body worker's) takes the estimate's probe: the first turn's
+    // prompt it found, not the twin's that a fresh probe would find
+    java.util.concurrent.ExecutorService worker = java.util.concurrent.Executors.newSingleThreadExecutor();
+    try {
+      PrefixedTokens turn = worker.submit(() -> routed(pt, index, next)).get();
+      assertThat(turn.tokens()).containsExactly(reference.tokenize(next));
+      assertThat(turn.sharedTokens()).isEqualTo(first.tokens().length
+          - BASE.encode(PromptTokenizer.GENERATION_PROMPT).length);
+      // taken once: the same view tokenized again probes afresh and finds the kept prompt of all its messages
+      assertThat(worker.submit(() -> pt.tokenizePrefixed(next)).get().sharedTokens())
+          .isEqualTo(twin.tokens().length - BASE.encode(PromptTokenizer.GENERATION_PROMPT).length);
+    } finally {
+      worker.shutdownNow();
+    }
+  }
+
+  @Test
   void aZeroBoundKeepsNothing() {
     PromptTokenizer pt = PromptTokenizer.create(BASE, 0);
     PrefixIndex index = index();
