@@ -143,8 +143,8 @@ load() { # port seconds [mean think time, ms] -> RESULT line
 }
 field() { sed -E "s/.*$1=([0-9]+).*/\1/" <<<"$2"; }
 
-wait_ready() { # url
-  for _ in $(seq 1 600); do
+wait_ready() { # url (up to ~90 s: a router's self warm-up runs before its /ready, up to --warm-up-max)
+  for _ in $(seq 1 1800); do
     [ "$(curl -s -o /dev/null -w '%{http_code}' "$1" 2>/dev/null)" = 200 ] && return 0
     sleep 0.05
   done

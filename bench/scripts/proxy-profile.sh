@@ -89,7 +89,7 @@ end
 LUA
 load() { taskset -c "$LOAD_CPU" wrk -t1 -c"$CONNS" -d"$2"s --timeout 10s -s "$work/load.lua" "http://127.0.0.1:$1" 2>&1 | grep '^RESULT' || echo "RESULT requests=0 duration_us=1 p50_us=0 p99_us=0 errors=1 non2xx=0"; }
 field() { sed -E "s/.*$1=([0-9]+).*/\1/" <<<"$2"; }
-wait_ready() { for _ in $(seq 1 600); do [ "$(curl -s -o /dev/null -w '%{http_code}' "$1")" = 200 ] && return 0; sleep 0.05; done; echo "no 200 from $1" >&2; return 1; }
+wait_ready() { for _ in $(seq 1 1800); do [ "$(curl -s -o /dev/null -w '%{http_code}' "$1")" = 200 ] && return 0; sleep 0.05; done; echo "no 200 from $1" >&2; return 1; }
 HZ=$(getconf CLK_TCK)
 
 # no prompt_tokens_details, as vLLM's default: see proxy-overhead.sh (a fixed cached_tokens 0 empties a cache-aware view)

@@ -192,7 +192,7 @@ abstract class UsageScanner {
             field = parser.currentName();
             break;
           case VALUE_NUMBER_INT:
-            onNumber(parser.getLongValue());
+            onNumber(parser);
             field = null;
             break;
           default:
@@ -202,24 +202,29 @@ abstract class UsageScanner {
       }
     }
 
-    private void onNumber(long value) {
+    /**
+     * An integer's value is asked for only at the usage's places: there, one that no long holds
+     * ends the read ({@code getLongValue} throws); elsewhere (a seed, an id) it is none of the
+     * scanner's business and must not end it.
+     */
+    private void onNumber(JsonParser parser) throws IOException {
       // path holds container names innermost first; the root object is ""
       int depth = path.size();
       if (depth == 2) {
         String parent = path.peek();
         if ("usage".equals(parent) && "prompt_tokens".equals(field)) {
-          promptTokens = value;
+          promptTokens = parser.getLongValue();
         } else if ("meta_info".equals(parent) && "prompt_tokens".equals(field)) {
-          promptTokens = value;
+          promptTokens = parser.getLongValue();
         } else if ("meta_info".equals(parent) && "cached_tokens".equals(field)) {
-          cachedTokens = value;
+          cachedTokens = parser.getLongValue();
         }
       } else if (depth == 3 && "cached_tokens".equals(field)) {
         var it = path.iterator();
         String parent = it.next();
         String grand = it.next();
         if ("prompt_tokens_details".equals(parent) && "usage".equals(grand)) {
-          cachedTokens = value;
+          cachedTokens = parser.getLongValue();
         }
       }
     }

@@ -121,6 +121,21 @@ final class HardeningIT {
   }
 
   @Test
+  void aHeaderValueWithANulOrABareCrIsRefusedNotForwarded() throws Exception {
+    // the headers sent upstream are copies that are not validated again (HeaderRewrite): the client
+    // side's decoder must refuse such a value
+    int before = engineSaw().size();
+    for (String bad : List.of("X-Note: a\u0000b\r\n", "X-Note: a\rb\r\n")) {
+      try (RawHttp c = api()) {
+        c.send("POST /v1/chat/completions HTTP/1.1\r\nHost: router\r\n" + bad + "Content-Type: application/json\r\n"
+            + "Content-Length: " + CHAT.length() + "\r\n\r\n" + CHAT);
+        assertThat(c.read().status()).as(bad).isEqualTo(400);
+      }
+    }
+    assertThat(engineSaw()).hasSize(before);
+  }
+
+  @Test
   void gzipChunkedBodyWasForwardedStillCompressedAndIsNow501() throws Exception {
     ByteArrayOutputStream gz = new ByteArrayOutputStream();
     try (GZIPOutputStream z = new GZIPOutputStream(gz)) {

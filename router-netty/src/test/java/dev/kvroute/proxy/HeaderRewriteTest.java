@@ -70,6 +70,16 @@ final class HeaderRewriteTest {
   }
 
   @Test
+  void aBackendNameThatIsNoHeaderValueIsRefusedNotSent() {
+    // the built headers do not validate again (their copies were validated when decoded); the
+    // router's own backend name is checked here instead
+    org.assertj.core.api.Assertions.assertThatThrownBy(() -> HeaderRewrite.clientResponse(
+            upstream(200, "Content-Length", "0"), "b1\r\nSet-Cookie: x=1", "rid", HttpMethod.POST, HttpVersion.HTTP_1_1, true))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("backend name");
+  }
+
+  @Test
   void theBackendsRequestIdWins() {
     HttpHeaders h = HeaderRewrite.clientResponse(upstream(200, "Content-Length", "0", "X-Request-Id", "engine-id"),
         "b1", "rid", HttpMethod.POST, HttpVersion.HTTP_1_1, true).headers();

@@ -52,6 +52,28 @@ final class UsageScannerTest {
   }
 
   @Test
+  void aBigIntegerElsewhereDoesNotEndTheReadButOneAtTheUsageDoes() {
+    // a sampling seed past 2^63 before the usage: read on, in one buffer and in pieces
+    String seeded = "{\"seed\":18446744073709551615,\"usage\":{\"prompt_tokens\":12,"
+        + "\"prompt_tokens_details\":{\"cached_tokens\":8}}}";
+    for (int piece : new int[] {3, 1000}) {
+      UsageScanner s = UsageScanner.forContentType("application/json");
+      feedInPieces(s, seeded.getBytes(StandardCharsets.UTF_8), piece);
+      assertThat(s.promptTokens()).as("piece %d", piece).isEqualTo(12);
+      assertThat(s.cachedTokens()).as("piece %d", piece).isEqualTo(8);
+      UsageScanner whole = feedEndingWhole(seeded.getBytes(StandardCharsets.UTF_8), seeded.length(), piece == 3);
+      assertThat(whole.cachedTokens()).isEqualTo(8);
+    }
+    // at the usage's place, a count no long holds ends the read there: what came before stays
+    String huge = "{\"usage\":{\"prompt_tokens\":7,\"prompt_tokens\":99999999999999999999,"
+        + "\"prompt_tokens_details\":{\"cached_tokens\":8}}}";
+    UsageScanner s = UsageScanner.forContentType("application/json");
+    feedInPieces(s, huge.getBytes(StandardCharsets.UTF_8), 4);
+    assertThat(s.promptTokens()).isEqualTo(7);
+    assertThat(s.cachedTokens()).isEqualTo(-1);
+  }
+
+  @Test
   void malformedJsonYieldsNothing() {
     UsageScanner s = UsageScanner.forContentType("application/json");
     feedInPieces(s, "{\"usage\": nope".getBytes(StandardCharsets.UTF_8), 4);
