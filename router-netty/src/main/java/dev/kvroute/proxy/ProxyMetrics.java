@@ -66,8 +66,32 @@ final class ProxyMetrics implements AutoCloseable {
    */
   private final ConcurrentHashMap<MeterKey, Meter> meters = new ConcurrentHashMap<>();
 
-  /** A meter's name and up to three tag values ({@code null} when unused). */
-  private record MeterKey(String name, Object a, Object b, Object c) {}
+  /**
+   * A meter's name and up to three tag values ({@code null} when unused). Equality and hash written
+   * out rather than the record's own (which go through {@code ObjectMethods}' method handles, 0.8%
+   * of the proxy's CPU per request in JFR): the names and tag values a request passes are mostly
+   * the same instances each time (constants, a backend's name, enum constants), so {@code ==}
+   * decides first.
+   */
+  private record MeterKey(String name, Object a, Object b, Object c) {
+    @Override
+    public int hashCode() {
+      return ((name.hashCode() * 31 + hash(a)) * 31 + hash(b)) * 31 + hash(c);
+    }
+
+    @Override
+    public boolean equals(Object o) {
+      return o instanceof MeterKey k && same(name, k.name) && same(a, k.a) && same(b, k.b) && same(c, k.c);
+    }
+
+    private static int hash(Object x) {
+      return x == null ? 0 : x.hashCode();
+    }
+
+    private static boolean same(Object x, Object y) {
+      return x == y || (x != null && x.equals(y));
+    }
+  }
 
   @SuppressWarnings("unchecked")
   private <M extends Meter> M meter(String name, Object a, Object b, Object c,
