@@ -556,6 +556,18 @@ final class ProxyExchange implements UpstreamHandler.Listener, Admission.Waiter 
   }
 
   private void onResponseContent(HttpContent c) {
+    if (c.decoderResult().isFailure()) {
+      // a malformed chunk size or trailer: Netty's decoder ends the body there with an empty last
+      // content and discards everything after it on that connection. Relayed as an end, it made a
+      // cut body look complete, and the pooled connection then swallowed the next request's
+      // answer until its first-byte timeout. The connection is closed, never pooled, and the
+      // client gets an error (or, once its response started, the cut it would get from a close).
+      Throwable cause = c.decoderResult().cause();
+      c.release();
+      failBeforeOrDuringResponse("protocol", "backend " + backend.id() + " sent a malformed response body: " + cause,
+          HttpResponseStatus.BAD_GATEWAY);
+      return;
+    }
     boolean last = c instanceof LastHttpContent;
     if (skippingInformational || !headSeen) {
       c.release();

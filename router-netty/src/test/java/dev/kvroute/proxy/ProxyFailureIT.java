@@ -225,6 +225,116 @@ final class ProxyFailureIT {
     }
   }
 
+  /**
+   * A backend on raw sockets: answers each request with a small JSON body, except a request whose
+   * body holds {@code "bad-chunk"}, answered with a chunked 200 whose second chunk size is no
+   * number.
+   */
+  static final class BadChunkBackend implements AutoCloseable {
+    final java.net.ServerSocket server = new java.net.ServerSocket(0, 50, java.net.InetAddress.getLoopbackAddress());
+    final Thread acceptor = new Thread(this::accept, "bad-chunk-backend");
+
+    BadChunkBackend() throws java.io.IOException {
+      acceptor.setDaemon(true);
+      acceptor.start();
+    }
+
+    URI uri() {
+      return URI.create("http://127.0.0.1:" + server.getLocalPort());
+    }
+
+    private void accept() {
+      while (!server.isClosed()) {
+        try {
+          java.net.Socket s = server.accept();
+          Thread t = new Thread(() -> serve(s), "bad-chunk-connection");
+          t.setDaemon(true);
+          t.start();
+        } catch (java.io.IOException closed) {
+          return;
+        }
+      }
+    }
+
+    private static void serve(java.net.Socket s) {
+      try (s; var in = new java.io.BufferedInputStream(s.getInputStream()); var out = s.getOutputStream()) {
+        while (true) {
+          int length = 0;
+          String line;
+          StringBuilder head = new StringBuilder();
+          while (!(line = readLine(in)).isEmpty()) {
+            head.append(line).append('\n');
+            if (line.toLowerCase(java.util.Locale.ROOT).startsWith("content-length:")) {
+              length = Integer.parseInt(line.substring(15).trim());
+            }
+          }
+          String body = new String(in.readNBytes(length), java.nio.charset.StandardCharsets.UTF_8);
+          String reply;
+          if (body.contains("bad-chunk")) {
+            reply = "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n"
+                + "a\r\n{\"id\":\"x\",\r\nzz\r\n";
+          } else {
+            String json = "{\"id\":\"ok\",\"choices\":[],\"usage\":{\"prompt_tokens\":3}}";
+            reply = "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: " + json.length()
+                + "\r\n\r\n" + json;
+          }
+          out.write(reply.getBytes(java.nio.charset.StandardCharsets.US_ASCII));
+          out.flush();
+        }
+      } catch (java.io.IOException | RuntimeException gone) {
+        // the proxy closed the connection, or the test ended
+      }
+    }
+
+    private static String readLine(java.io.InputStream in) throws java.io.IOException {
+      StringBuilder sb = new StringBuilder();
+      int b;
+      while ((b = in.read()) != '\n') {
+        if (b < 0) {
+          throw new java.io.EOFException();
+        }
+        if (b != '\r') {
+          sb.append((char) b);
+        }
+      }
+      return sb.toString();
+    }
+
+    @Override
+    public void close() throws java.io.IOException {
+      server.close();
+    }
+  }
+
+  @Test
+  void aMalformedChunkIsAnErrorAndItsConnectionIsNeverReused() throws Exception {
+    try (BadChunkBackend only = new BadChunkBackend();
+        KvrouteServer router = KvrouteServer.start(base("round-robin", List.of(only.uri()))
+            .withEventLoopThreads(1)
+            .withHealthCheck(new HealthCheckConfig(false, "/health", Duration.ofSeconds(5), Duration.ofSeconds(1), 2, 1, Duration.ZERO)))) {
+      try (RawHttp c = new RawHttp(router.port())) {
+        String bad = "{\"prompt\":\"bad-chunk\"}";
+        c.send("POST /v1/completions HTTP/1.1\r\nHost: r\r\nContent-Length: " + bad.length() + "\r\n\r\n" + bad);
+        // the body had started (its status line and first chunk relayed): the client sees a cut, not a
+        // complete 200 (before the fix: a clean last chunk after 10 bytes)
+        try {
+          RawHttp.Response r = c.read();
+          org.assertj.core.api.Assertions.fail("a cut body ended as a complete response: " + r.bodyText());
+        } catch (java.io.IOException cut) {
+          // expected: the connection closed mid-body
+        }
+      }
+      // the next request, on the same event loop and upstream pool, is answered on a new connection
+      // (before the fix it went to the poisoned pooled one and waited for the first-byte timeout)
+      for (int i = 0; i < 2; i++) {
+        HttpResponse<String> ok = post(router, "/v1/completions", "{\"prompt\":\"fine\"}");
+        assertThat(ok.statusCode()).isEqualTo(200);
+        assertThat(ok.body()).contains("\"id\":\"ok\"");
+      }
+      assertThat(router.scrapeMetrics()).contains("kind=\"protocol\"");
+    }
+  }
+
   @Test
   void stalePooledConnectionIsRetriedOnceOnAFreshOne() throws Exception {
     try (FakeBackend only = new FakeBackend("only");
