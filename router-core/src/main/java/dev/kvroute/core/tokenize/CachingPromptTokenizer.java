@@ -41,7 +41,8 @@ final class CachingPromptTokenizer implements PromptTokenizer {
    * identity hash: a view routed on another thread than its estimate (sent off the event loop)
    * finds its probe too. Two views in one slot at once: the later estimate's wins and the other's
    * tokenizing probes again. At most {@value #PROBE_SLOTS} views are held past their requests (an
-   * estimate that no tokenizing followed), until their slot's next estimate. Not a thread-local: its
+   * estimate that no tokenizing followed: a request refused or failed before routing), until their
+   * slot's next estimate. Not a thread-local: its
    * first use on each new thread (an event loop's first request after the warm-up, which ran on
    * other threads) took a branch the compiled request path had never seen, and the deoptimization
    * that followed recompiled the whole path on the serving core (docs/performance.md, "What the
@@ -66,8 +67,18 @@ final class CachingPromptTokenizer implements PromptTokenizer {
     return IM_START + role + "\n";
   }
 
+  /**
+   * As the interface says; also drops the probe an estimate left for {@code view} (a policy that
+   * reads tokens but no prefix match tokenizes this way, and the probe would hold the request's
+   * body until its slot's next estimate).
+   */
   @Override
   public int[] tokenize(RequestView view) {
+    int slot = slot(view);
+    Probe left = probes.get(slot);
+    if (left != null && left.view == view) {
+      probes.compareAndSet(slot, left, null);
+    }
     return tokenize(view.endpoint(), view.segments());
   }
 

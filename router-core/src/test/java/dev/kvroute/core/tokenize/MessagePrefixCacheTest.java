@@ -138,6 +138,30 @@ class MessagePrefixCacheTest {
   }
 
   @Test
+  void aPlainTokenizingDropsTheEstimatesProbe() throws Exception {
+    // a policy that reads tokens but no prefix match (sticky without a session key): estimate, then
+    // tokenize(view); the probe must not keep the view (and its request body) alive
+    PromptTokenizer pt = PromptTokenizer.create(BASE);
+    List<java.lang.ref.WeakReference<RequestView>> views = new ArrayList<>();
+    for (int i = 0; i < 3 * CachingPromptTokenizer.PROBE_SLOTS; i++) {
+      RequestView v = chat(List.of(PromptSegment.text("user", "question " + i + " " + "x".repeat(2_000))));
+      pt.uncachedCodePoints(v);
+      assertThat(pt.tokenize(v)).containsExactly(PromptTokenizer.create(BASE, 0).tokenize(v));
+      views.add(new java.lang.ref.WeakReference<>(v));
+    }
+    // the views are unreachable once collected (a full collection, asked for until it comes)
+    boolean freed = false;
+    for (int attempt = 0; attempt < 50 && !freed; attempt++) {
+      System.gc();
+      freed = views.stream().allMatch(w -> w.get() == null);
+      if (!freed) {
+        Thread.sleep(100);
+      }
+    }
+    assertThat(views).as("views no probe holds").allMatch(w -> w.get() == null);
+  }
+
+  @Test
   void aZeroBoundKeepsNothing() {
     PromptTokenizer pt = PromptTokenizer.create(BASE, 0);
     PrefixIndex index = index();
