@@ -21,7 +21,7 @@
 #        last's; for drift over a long-running server), PAIRS (N: instead of the above, two servers
 #        up at once, A = the first policy with KVROUTE_JAVA_OPTS and B = B_POLICY (else the second
 #        policy given, else the first) with B_JAVA_OPTS (else A's) and B_JAR (else A's jar: a
-#        before/after pair of builds in the same minutes), warmed alike (with JAR or B_JAR: always
+#        before/after pair of builds in the same minutes; needs JAR), warmed alike (with JAR: always
 #        with the Vector API module, no class-data archive), then N pairs of DUR-second runs, the order swapped
 #        every pair, so each pair meets the same minutes of the machine: CPU per request of each and
 #        B/A; no JFR)
@@ -42,6 +42,14 @@ FIRST=${FIRST:-0}
 read -r -a EXTRA <<<"${KVROUTE_FLAGS:-}"
 policies=("$@")
 [ ${#policies[@]} -gt 0 ] || policies=(round-robin cache-aware)
+# the inputs checked before anything is built or started
+case "${REPEAT:-1}" in *[!0-9]* | 0 | "") echo "proxy-profile: REPEAT=${REPEAT} (expected: a count of 1 or more)" >&2; exit 2 ;; esac
+case "${PAIRS:-0}" in *[!0-9]* | "") echo "proxy-profile: PAIRS=${PAIRS} (expected: a count)" >&2; exit 2 ;; esac
+for j in ${JAR:+"$JAR"} ${B_JAR:+"$B_JAR"}; do
+  [ -f "$j" ] && [ "$(head -c 2 "$j" 2>/dev/null)" = PK ] || { echo "proxy-profile: $j is no jar" >&2; exit 2; }
+done
+# both routers of a pair start the same way: a B_JAR beside the launcher's would skip its class-data archive
+[ -z "${B_JAR:-}" ] || [ -n "${JAR:-}" ] || { echo "proxy-profile: B_JAR needs JAR (start both routers from a jar)" >&2; exit 2; }
 mkdir -p "$OUT"
 OUT=$(cd "$OUT" && pwd)
 work=$(mktemp -d)
@@ -89,7 +97,7 @@ end
 LUA
 load() { taskset -c "$LOAD_CPU" wrk -t1 -c"$CONNS" -d"$2"s --timeout 10s -s "$work/load.lua" "http://127.0.0.1:$1" 2>&1 | grep '^RESULT' || echo "RESULT requests=0 duration_us=1 p50_us=0 p99_us=0 errors=1 non2xx=0"; }
 field() { sed -E "s/.*$1=([0-9]+).*/\1/" <<<"$2"; }
-wait_ready() { for _ in $(seq 1 1800); do [ "$(curl -s -o /dev/null -w '%{http_code}' "$1")" = 200 ] && return 0; sleep 0.05; done; echo "no 200 from $1" >&2; return 1; }
+wait_ready() { for _ in $(seq 1 1800); do [ "$(curl -s -m 2 -o /dev/null -w '%{http_code}' "$1")" = 200 ] && return 0; sleep 0.05; done; echo "no 200 from $1" >&2; return 1; }
 HZ=$(getconf CLK_TCK)
 
 # no prompt_tokens_details, as vLLM's default: see proxy-overhead.sh (a fixed cached_tokens 0 empties a cache-aware view)
@@ -172,8 +180,6 @@ java_home=$(java -XshowSettings:properties -version 2>&1 | awk -F' = ' '/java.ho
 # and every JIT compilation recorded (not only those over 100 ms), for what compiles after /ready
 sed -e '/jdk.ThreadAllocationStatistics/,/<\/event>/ s/everyChunk/1 s/' \
   -e '/"jdk.Compilation"/,/<\/event>/ s/100 ms/0 ms/' "$java_home/lib/jfr/profile.jfc" >"$work/profile.jfc"
-case "${REPEAT:-1}" in *[!0-9]* | 0) echo "proxy-profile: REPEAT=${REPEAT} (expected: a count of 1 or more)" >&2; exit 2 ;; esac
-case "${PAIRS:-0}" in *[!0-9]* | "") echo "proxy-profile: PAIRS=${PAIRS} (expected: a count)" >&2; exit 2 ;; esac
 if [ "${PAIRS:-0}" -gt 0 ]; then
   # two routers on PORT (A) and PORT+1 (B), pinned to the same core; only the loaded one works
   start_pair() { # port policy opts jar ("": the launcher's) -> sets pid_PORT
@@ -186,7 +192,7 @@ if [ "${PAIRS:-0}" -gt 0 ]; then
     eval "pid_$1=$!"
     local _ up=0
     for _ in $(seq 1 1200); do
-      [ "$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$1/ready")" = 200 ] && { up=1; break; }
+      [ "$(curl -s -m 2 -o /dev/null -w '%{http_code}' "http://127.0.0.1:$1/ready")" = 200 ] && { up=1; break; }
       kill -0 "$!" 2>/dev/null || break
       sleep 0.1
     done
