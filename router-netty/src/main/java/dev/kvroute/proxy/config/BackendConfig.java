@@ -100,6 +100,11 @@ public record BackendConfig(URI url, String name, long capacityTokens, List<Stri
       throw new IllegalArgumentException("name: " + name.replaceAll("\\p{Cntrl}", "?")
           + " (expected: at most 128 characters, no control characters or '/'; it is a metric label and a URL path segment)");
     }
+    if (!name.equals(name.strip())) {
+      // a header value cannot begin or end with whitespace (x-kvroute-backend): such a name made
+      // every response from the backend fail as a broken connection
+      throw new IllegalArgumentException("name: \"" + name + "\" (expected: no whitespace at either end)");
+    }
     Checks.nonNegative("capacityTokens", capacityTokens);
     if (capacityTokens > MAX_CAPACITY_TOKENS) {
       throw new IllegalArgumentException("capacityTokens: " + capacityTokens + " (expected: <= " + MAX_CAPACITY_TOKENS + ")");

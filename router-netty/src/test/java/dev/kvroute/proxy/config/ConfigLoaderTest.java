@@ -170,4 +170,14 @@ final class ConfigLoaderTest {
     assertThatThrownBy(() -> ConfigLoader.parse("index:\n  staleAfter: 0s\n", Map.of()))
         .hasMessage("index.staleAfter: 0s (expected: > 0)");
   }
+
+  @Test
+  void aBackendNameWithWhitespaceAtAnEndIsRefused() {
+    // it is the x-kvroute-backend header's value, which cannot begin or end with whitespace
+    for (String name : List.of(" lead", "trail ")) {
+      assertThatThrownBy(() -> new BackendConfig(URI.create("http://10.0.0.5:8000"), name, 0))
+          .as(name).isInstanceOf(IllegalArgumentException.class).hasMessageContaining("no whitespace at either end");
+    }
+    assertThat(new BackendConfig(URI.create("http://10.0.0.5:8000"), "gpu 0", 0).name()).isEqualTo("gpu 0");
+  }
 }
