@@ -2,6 +2,7 @@ package dev.kvroute.core;
 
 import dev.kvroute.core.index.PrefixIndex;
 import dev.kvroute.core.index.PrefixMatch;
+import dev.kvroute.core.index.SegmentedTokens;
 import dev.kvroute.core.load.Lease;
 import dev.kvroute.core.load.LoadTracker;
 import dev.kvroute.core.policy.Candidate;
@@ -111,8 +112,9 @@ final class DefaultRouterCore implements RouterCore {
       return routeUnmatched(tokenizer.tokenize(view), view.sessionKey(), reads, healthy);
     }
     PrefixedTokens t = tokenizer.tokenizePrefixed(view);
-    PrefixIndex.Prompt prompt = index.prompt(t.tokens(), namespace, t.knownPageHashes(), t.sharedTokens());
-    Routed routed = route(prompt, view.sessionKey(), healthy);
+    SegmentedTokens tokens = t.segmented();
+    PrefixIndex.Prompt prompt = index.prompt(tokens, namespace, t.knownPageHashes(), t.sharedTokens());
+    Routed routed = route(prompt, tokens, view.sessionKey(), healthy);
     t.remember(prompt.pageHashes());
     return routed;
   }
@@ -130,14 +132,16 @@ final class DefaultRouterCore implements RouterCore {
     }
     // hashed once for match and insert
     PrefixIndex.Prompt prompt = namespace == 0 ? index.prompt(promptTokens) : index.prompt(promptTokens, namespace);
-    return route(prompt, sessionKey, healthy);
+    return route(prompt, SegmentedTokens.of(promptTokens), sessionKey, healthy);
   }
 
-  private Routed route(PrefixIndex.Prompt prompt, String sessionKey, Collection<BackendId> healthy) {
-    int[] promptTokens = prompt.tokens();
-    Decision decision = policy.choose(context(promptTokens, index.match(prompt), sessionKey, healthy));
+  /** Routes {@code prompt}, whose tokens are {@code tokens} (held as the tokenizer gave them). */
+  private Routed route(
+      PrefixIndex.Prompt prompt, SegmentedTokens tokens, String sessionKey, Collection<BackendId> healthy) {
+    int length = tokens.length();
+    Decision decision = policy.choose(context(tokens, index.match(prompt), sessionKey, healthy));
     BackendId chosen = decision.backend();
-    int predicted = Math.min(decision.matchedTokens(), promptTokens.length);
+    int predicted = Math.min(decision.matchedTokens(), length);
     PrefixIndex.Pin pin = PrefixIndex.Pin.NONE;
     try {
       pin = index.insertAndPin(chosen, prompt);
@@ -147,8 +151,8 @@ final class DefaultRouterCore implements RouterCore {
       }
       // Removed while this request was being routed: its view is gone, nothing to record.
     }
-    Lease lease = new PinningLease(loads.acquire(chosen, promptTokens.length - predicted), pin);
-    return new RoutedRequest(decision, promptTokens, predicted, lease, PromptReads.PREFIX_MATCH);
+    Lease lease = new PinningLease(loads.acquire(chosen, length - predicted), pin);
+    return new RoutedRequest(decision, tokens, predicted, lease, PromptReads.PREFIX_MATCH);
   }
 
   /**
@@ -158,9 +162,10 @@ final class DefaultRouterCore implements RouterCore {
    */
   private Routed routeUnmatched(
       int[] promptTokens, String sessionKey, PromptReads reads, Collection<BackendId> healthy) {
-    Decision decision = policy.choose(context(promptTokens, null, sessionKey, healthy));
+    SegmentedTokens tokens = SegmentedTokens.of(promptTokens);
+    Decision decision = policy.choose(context(tokens, null, sessionKey, healthy));
     Lease lease = loads.acquire(decision.backend(), promptTokens.length);
-    return new RoutedRequest(decision, promptTokens, 0, lease, reads);
+    return new RoutedRequest(decision, tokens, 0, lease, reads);
   }
 
   @Override
@@ -176,7 +181,7 @@ final class DefaultRouterCore implements RouterCore {
   @Override
   public Decision explain(int[] promptTokens, String sessionKey, long namespace, Collection<BackendId> healthy) {
     PrefixIndex.Prompt prompt = namespace == 0 ? index.prompt(promptTokens) : index.prompt(promptTokens, namespace);
-    return policy.explain(context(promptTokens, index.match(prompt), sessionKey, healthy));
+    return policy.explain(context(SegmentedTokens.of(promptTokens), index.match(prompt), sessionKey, healthy));
   }
 
   /**
@@ -184,12 +189,13 @@ final class DefaultRouterCore implements RouterCore {
    * ({@code null}: not matched, 0 tokens each) and its load.
    */
   private RoutingContext context(
-      int[] promptTokens, PrefixMatch match, String sessionKey, Collection<BackendId> healthy) {
+      SegmentedTokens promptTokens, PrefixMatch match, String sessionKey, Collection<BackendId> healthy) {
+    int length = promptTokens.length();
     BackendId[] backends = candidateOrder(healthy.toArray(BackendId[]::new));
     Candidate[] cs = new Candidate[backends.length];
     for (int i = 0; i < cs.length; i++) {
       BackendId b = backends[i];
-      int matched = match == null ? 0 : Math.min(match.matched(b), promptTokens.length);
+      int matched = match == null ? 0 : Math.min(match.matched(b), length);
       cs[i] = new Candidate(b, matched, loads.load(b));
     }
     List<Candidate> candidates = List.of(cs); // immutable: the context and the decision keep it as it is
@@ -199,8 +205,10 @@ final class DefaultRouterCore implements RouterCore {
               + healthy
               + " (expected: at least one backend added with addBackend)");
     }
-    long firstPageHash = RoutingContext.firstPageHash(promptTokens, index.pageSizeTokens());
-    return new RoutingContext(promptTokens.length, sessionKey, firstPageHash, candidates);
+    int[] firstPage = new int[Math.min(length, Math.max(1, index.pageSizeTokens()))];
+    promptTokens.copy(0, firstPage, 0, firstPage.length);
+    long firstPageHash = RoutingContext.firstPageHash(firstPage, index.pageSizeTokens());
+    return new RoutingContext(length, sessionKey, firstPageHash, candidates);
   }
 
   /** {@code healthy}'s registered backends, sorted, each once (cached while they stay the same). */
@@ -300,7 +308,18 @@ final class DefaultRouterCore implements RouterCore {
   }
 
   /** The outcome of one {@code route} call. */
+  /** A routed request; its prompt's flat token array is assembled only if asked for. */
   private record RoutedRequest(
-      Decision decision, int[] promptTokens, int predictedCachedTokens, Lease lease, PromptReads reads)
-      implements Routed {}
+      Decision decision, SegmentedTokens tokens, int predictedCachedTokens, Lease lease, PromptReads reads)
+      implements Routed {
+    @Override
+    public int[] promptTokens() {
+      return tokens.toArray();
+    }
+
+    @Override
+    public int promptLength() {
+      return tokens.length();
+    }
+  }
 }

@@ -60,6 +60,11 @@ public interface RouterCore {
     /** The prompt's token ids, as the index sees them; empty when it was not tokenized ({@link #reads}). */
     int[] promptTokens();
 
+    /** The prompt's length in tokens: {@code promptTokens().length}, without assembling the array. */
+    default int promptLength() {
+      return promptTokens().length;
+    }
+
     /**
      * Tokens the chosen backend is predicted to have cached (whole pages); 0, predicting nothing, when
      * the prompt was not matched ({@link #reads} below {@link PromptReads#PREFIX_MATCH}).

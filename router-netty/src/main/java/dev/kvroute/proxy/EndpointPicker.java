@@ -643,7 +643,7 @@ public final class EndpointPicker implements AutoCloseable {
         } else if (reported && usage.cachedTokens() >= 0 && picker.config.index().correctFromUsage()) {
           // as the proxy does: the engine's cached_tokens correct the approximate view they contradict
           int cached = (int) Math.min(usage.cachedTokens(), Integer.MAX_VALUE);
-          if (dev.kvroute.core.index.UsageCorrection.keepPages(routed.promptTokens().length,
+          if (dev.kvroute.core.index.UsageCorrection.keepPages(routed.promptLength(),
               routed.predictedCachedTokens(), cached, picker.core.index().pageSizeTokens()) >= 0) {
             picker.metrics.usageCorrection(backendTag);
           }

@@ -57,8 +57,7 @@ final class OffLoopRouting {
     Executor workers = px.bodyWorkers();
     return run(workers, loop, () -> {
       RouterCore.Routed r = px.core().route(promptTokens, sessionKey, namespace, healthy);
-      return new Routed(r.decision(), r.promptTokens(), r.predictedCachedTokens(),
-          new OffLoopLease(r.lease(), workers), r.reads());
+      return new Routed(r, new OffLoopLease(r.lease(), workers));
     }, () -> { }, then);
   }
 
@@ -110,8 +109,32 @@ final class OffLoopRouting {
   }
 
   /** A routed request with its lease replaced. */
-  private record Routed(Decision decision, int[] promptTokens, int predictedCachedTokens, Lease lease,
-      dev.kvroute.core.policy.PromptReads reads) implements RouterCore.Routed {}
+  private record Routed(RouterCore.Routed routed, Lease lease) implements RouterCore.Routed {
+    @Override
+    public Decision decision() {
+      return routed.decision();
+    }
+
+    @Override
+    public int[] promptTokens() {
+      return routed.promptTokens();
+    }
+
+    @Override
+    public int promptLength() {
+      return routed.promptLength();
+    }
+
+    @Override
+    public int predictedCachedTokens() {
+      return routed.predictedCachedTokens();
+    }
+
+    @Override
+    public dev.kvroute.core.policy.PromptReads reads() {
+      return routed.reads();
+    }
+  }
 
   /**
    * A lease whose operations run on the workers. The first {@link #release} or

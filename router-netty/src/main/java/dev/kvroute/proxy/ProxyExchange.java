@@ -956,7 +956,7 @@ final class ProxyExchange implements UpstreamHandler.Listener, Admission.Waiter 
       if (firstByteSeen && status >= 200 && status < 300) {
         if (engineCachedTokens >= 0 && px.config().index().correctFromUsage()) {
           int cached = (int) Math.min(engineCachedTokens, Integer.MAX_VALUE);
-          if (dev.kvroute.core.index.UsageCorrection.keepPages(routed.promptTokens().length,
+          if (dev.kvroute.core.index.UsageCorrection.keepPages(routed.promptLength(),
               routed.predictedCachedTokens(), cached, px.core().index().pageSizeTokens()) >= 0) {
             px.metrics().usageCorrection(backend.id().name());
           }

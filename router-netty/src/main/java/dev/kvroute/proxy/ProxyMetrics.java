@@ -230,8 +230,8 @@ final class ProxyMetrics implements AutoCloseable {
     switch (routed.reads()) {
       case NONE -> { }
       case TOKENS -> tokens("kvroute.prompt.tokens", "Prompt tokens of routed requests as the router tokenizes them",
-          backend).record(routed.promptTokens().length);
-      default -> predicted(backend, routed.promptTokens().length, routed.predictedCachedTokens());
+          backend).record(routed.promptLength());
+      default -> predicted(backend, routed.promptLength(), routed.predictedCachedTokens());
     }
   }
 

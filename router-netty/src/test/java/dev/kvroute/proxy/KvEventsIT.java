@@ -78,14 +78,41 @@ final class KvEventsIT {
    * not have joined yet (ZeroMQ's slow joiner), and a stored block announced again changes nothing.
    */
   private static void publishUntil(ZmqKvPublisher pub, List<KvCacheEvent> batch, java.util.concurrent.Callable<Boolean> condition) {
+    publishUntil(null, pub, batch, condition);
+  }
+
+  /**
+   * As above; on a timeout the failure says what {@code router} (if given) received and what the
+   * subscriber threads were doing (this wait has timed out rarely, with nothing logged).
+   */
+  private static void publishUntil(KvrouteServer router, ZmqKvPublisher pub, List<KvCacheEvent> batch,
+      java.util.concurrent.Callable<Boolean> condition) {
     pub.publish(batch);
-    await().atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(100)).until(() -> {
-      if (condition.call()) {
-        return true;
+    try {
+      await().atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(100)).until(() -> {
+        if (condition.call()) {
+          return true;
+        }
+        pub.publish(batch);
+        return false;
+      });
+    } catch (org.awaitility.core.ConditionTimeoutException e) {
+      StringBuilder why = new StringBuilder("no batch applied within 30 s; publisher at " + pub.endpoint()
+          + ", replay requests " + pub.replayRequests);
+      if (router != null) {
+        router.scrapeMetrics().lines().filter(l -> l.startsWith("kvroute_kv_events") || l.startsWith("kvroute_index"))
+            .forEach(l -> why.append('\n').append(l));
       }
-      pub.publish(batch);
-      return false;
-    });
+      Thread.getAllStackTraces().forEach((t, stack) -> {
+        if (t.getName().startsWith("kvroute-kv-events") || t.getName().startsWith("test-kv-replay")) {
+          why.append('\n').append(t.getName()).append(' ').append(t.getState());
+          for (StackTraceElement f : stack) {
+            why.append("\n  at ").append(f);
+          }
+        }
+      });
+      throw new AssertionError(why.toString(), e);
+    }
   }
 
   @Test
@@ -95,7 +122,7 @@ final class KvEventsIT {
       BackendId e0 = BackendId.of("e0");
       List<Long> names = new ArrayList<>();
       int[] p = prompt(1, 64);
-      publishUntil(pub, stored(Arrays.copyOf(p, 32), 0, null, names), () -> matched(router, e0, p) == 32);
+      publishUntil(router, pub, stored(Arrays.copyOf(p, 32), 0, null, names), () -> matched(router, e0, p) == 32);
       assertThat(((KvEventIndex) router.core().index()).mode(e0)).isEqualTo(KvEventIndex.Mode.PRECISE);
 
       pub.skip(stored(p, 2, names.get(1), names)); // lost on the live stream
@@ -128,7 +155,7 @@ final class KvEventsIT {
       BackendId e0 = BackendId.of("e0");
       List<Long> names = new ArrayList<>();
       int[] p = prompt(2, 48);
-      publishUntil(pub, stored(Arrays.copyOf(p, 16), 0, null, names), () -> matched(router, e0, p) == 16);
+      publishUntil(router, pub, stored(Arrays.copyOf(p, 16), 0, null, names), () -> matched(router, e0, p) == 16);
       pub.ignoreReplays(1);
       pub.skip(stored(p, 1, names.get(0), names));
       pub.publish(batch(new KvCacheEvent.BlockRemoved(new long[] {names.get(0) + 1})));

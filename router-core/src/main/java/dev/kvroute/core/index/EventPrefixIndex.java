@@ -223,6 +223,11 @@ final class EventPrefixIndex implements KvEventIndex {
     }
 
     @Override
+    public int length() {
+      return inner.length();
+    }
+
+    @Override
     public long namespace() {
       return inner.namespace();
     }
@@ -288,7 +293,7 @@ final class EventPrefixIndex implements KvEventIndex {
         matched.put(b, approx.matched(b));
       }
     }
-    return new PrefixMatch(p.tokens().length, matched);
+    return new PrefixMatch(p.length(), matched);
   }
 
   @Override

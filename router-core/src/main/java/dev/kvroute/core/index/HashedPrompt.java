@@ -6,12 +6,14 @@ import java.util.Objects;
  * A prompt whose chained page hashes ({@link PageHash}) are computed on first use and kept, so that
  * a match and an insert of the same prompt hash it once. Hashing is O(pages), each page once. A prompt
  * may start from the hashes an earlier prompt with the same leading tokens computed ({@link
- * PageHashes}): it then hashes only the pages after those.
+ * PageHashes}): it then hashes only the pages after those. Its tokens may be held in segments
+ * ({@link SegmentedTokens}): a page inside one segment is hashed where it lies, one across two is
+ * first copied out; the flat array is assembled only if {@link #tokens()} is asked for.
  *
  * <p>Not thread-safe: one prompt belongs to one request.
  */
 final class HashedPrompt implements PrefixIndex.Prompt {
-  private final int[] tokens;
+  private final SegmentedTokens tokens;
   private final int pageSize;
   private final long[] hashes;
   private final long namespace;
@@ -21,6 +23,7 @@ final class HashedPrompt implements PrefixIndex.Prompt {
   private int pathDepth;
   private NodeTable pathTable;
   private long pathChanges;
+  private int[] straddle; // a page that spans two segments, copied out to be hashed
 
   HashedPrompt(int[] tokens, int pageSize) {
     this(tokens, pageSize, 0L);
@@ -28,9 +31,14 @@ final class HashedPrompt implements PrefixIndex.Prompt {
 
   /** A prompt in {@code namespace} ({@link PrefixIndex#namespace}): its page-hash chain is seeded with it. */
   HashedPrompt(int[] tokens, int pageSize, long namespace) {
+    this(SegmentedTokens.of(tokens), pageSize, namespace);
+  }
+
+  /** As {@link #HashedPrompt(int[], int, long)} for tokens held in segments. */
+  HashedPrompt(SegmentedTokens tokens, int pageSize, long namespace) {
     this.tokens = Objects.requireNonNull(tokens, "tokens");
     this.pageSize = pageSize;
-    this.hashes = new long[tokens.length / pageSize];
+    this.hashes = new long[tokens.length() / pageSize];
     this.namespace = namespace;
   }
 
@@ -39,7 +47,7 @@ final class HashedPrompt implements PrefixIndex.Prompt {
    * caller guarantees that those pages' tokens, and so their chain, are the same as the prompt {@code
    * known} came from), at most {@code known.pages()} and this prompt's pages.
    */
-  HashedPrompt(int[] tokens, int pageSize, long namespace, PageHashes known, int knownPages) {
+  HashedPrompt(SegmentedTokens tokens, int pageSize, long namespace, PageHashes known, int knownPages) {
     this(tokens, pageSize, namespace);
     if (!known.fits(pageSize, namespace) || knownPages < 0 || knownPages > known.pages()) {
       throw new IllegalArgumentException("known: " + known.pages() + " pages at page size "
@@ -53,7 +61,12 @@ final class HashedPrompt implements PrefixIndex.Prompt {
 
   @Override
   public int[] tokens() {
-    return tokens;
+    return tokens.toArray();
+  }
+
+  @Override
+  public int length() {
+    return tokens.length();
   }
 
   @Override
@@ -81,10 +94,22 @@ final class HashedPrompt implements PrefixIndex.Prompt {
   long hash(int d) {
     while (computed <= d) {
       long parent = computed == 0 ? PageHash.root(namespace) : hashes[computed - 1];
-      hashes[computed] = PageHash.next(parent, tokens, computed * pageSize, pageSize);
+      hashes[computed] = pageHash(parent, computed * pageSize);
       computed++;
     }
     return hashes[d];
+  }
+
+  private long pageHash(long parent, int from) {
+    int s = tokens.segmentHolding(from, pageSize);
+    if (s >= 0) {
+      return PageHash.next(parent, tokens.array(s), from - tokens.start(s), pageSize);
+    }
+    if (straddle == null) {
+      straddle = new int[pageSize];
+    }
+    tokens.copy(from, straddle, 0, pageSize);
+    return PageHash.next(parent, straddle, 0, pageSize);
   }
 
   /**

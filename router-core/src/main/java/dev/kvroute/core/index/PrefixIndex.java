@@ -68,6 +68,11 @@ public interface PrefixIndex {
     /** The prompt's token ids (not a copy; do not modify). */
     int[] tokens();
 
+    /** The prompt's length in tokens, without assembling {@link #tokens()} if they are held in segments. */
+    default int length() {
+      return tokens().length;
+    }
+
     /**
      * The prompt's namespace ({@link #namespace(String, String)}); {@code 0}, the default, is the
      * namespace of requests that name no model.
@@ -132,6 +137,17 @@ public interface PrefixIndex {
           + tokens.length + ", the prompt's tokens)");
     }
     return prompt(tokens, namespace);
+  }
+
+  /**
+   * As {@link #prompt(int[], long, PageHashes, int)} for tokens held in segments (a chat turn's
+   * previous turn shared, not copied): the radix index hashes the pages after {@code sharedTokens}
+   * where they lie and never assembles the flat array; the default assembles it.
+   *
+   * @throws IllegalArgumentException if {@code sharedTokens} is negative or above {@code tokens.length()}
+   */
+  default Prompt prompt(SegmentedTokens tokens, long namespace, PageHashes known, int sharedTokens) {
+    return prompt(tokens.toArray(), namespace, known, sharedTokens);
   }
 
   /**

@@ -205,7 +205,16 @@ final class RadixPrefixIndex implements PrefixIndex {
 
   @Override
   public Prompt prompt(int[] tokens, long namespace, PageHashes known, int sharedTokens) {
-    PrefixIndex.super.prompt(tokens, namespace, known, sharedTokens); // checks the arguments
+    return prompt(SegmentedTokens.of(tokens), namespace, known, sharedTokens);
+  }
+
+  @Override
+  public Prompt prompt(SegmentedTokens tokens, long namespace, PageHashes known, int sharedTokens) {
+    Objects.requireNonNull(known, "known");
+    if (sharedTokens < 0 || sharedTokens > tokens.length()) {
+      throw new IllegalArgumentException("sharedTokens: " + sharedTokens + " (expected: 0 to "
+          + tokens.length() + ", the prompt's tokens)");
+    }
     if (!known.fits(pageSize, namespace)) {
       return new HashedPrompt(tokens, pageSize, namespace);
     }
@@ -281,7 +290,7 @@ final class RadixPrefixIndex implements PrefixIndex {
       for (int i = 0; i < matchedPages.length; i++) {
         matchedPages[i] *= pageSize; // now tokens; unregistered ordinals stay 0 and are not listed
       }
-      return new PrefixMatch(p.tokens().length, new OrdinalMatch(ordinals, matchedPages));
+      return new PrefixMatch(p.length(), new OrdinalMatch(ordinals, matchedPages));
     } finally {
       lock.unlockRead(stamp);
     }
@@ -398,7 +407,7 @@ final class RadixPrefixIndex implements PrefixIndex {
       trim(view);
       if (!abandoned && engineCachedTokens >= 0) {
         int believedTokens = (pin.pages - pin.created) * pageSize;
-        int keep = UsageCorrection.keepPages(pin.prompt.tokens().length, believedTokens, engineCachedTokens, pageSize);
+        int keep = UsageCorrection.keepPages(pin.prompt.length(), believedTokens, engineCachedTokens, pageSize);
         if (keep >= 0) {
           evictUsedBefore(view, pin.oldTimes[keep]);
         }

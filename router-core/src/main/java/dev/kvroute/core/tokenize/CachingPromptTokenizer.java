@@ -1,5 +1,6 @@
 package dev.kvroute.core.tokenize;
 
+import dev.kvroute.core.index.SegmentedTokens;
 import dev.kvroute.core.request.Endpoint;
 import dev.kvroute.core.request.PromptSegment;
 import dev.kvroute.core.request.RequestView;
@@ -16,8 +17,8 @@ import java.util.concurrent.atomic.AtomicReferenceArray;
  *
  * <p>{@link #tokenizePrefixed} also keeps chat prompts by their whole messages ({@link
  * MessagePrefixCache}, a quarter of the piece cache's bound): a prompt whose messages extend a kept
- * prompt's (a conversation's next turn; up to {@value #PREFIX_PROBES} messages more) copies the kept
- * tokens at once and looks up only its new messages' pieces. The tokens are the same as {@link
+ * prompt's (a conversation's next turn; up to {@value #PREFIX_PROBES} messages more) shares the kept
+ * tokens ({@link SegmentedTokens}, not copied) and looks up only its new messages' pieces. The tokens are the same as {@link
  * #tokenize(RequestView)}'s.
  */
 final class CachingPromptTokenizer implements PromptTokenizer {
@@ -152,17 +153,16 @@ final class CachingPromptTokenizer implements PromptTokenizer {
     if (total > Integer.MAX_VALUE - 8) {
       throw new IllegalArgumentException("prompt: " + total + " tokens (expected: fewer than 2^31)");
     }
-    int[] out = new int[(int) total];
+    int knownTokens = known == null ? 0 : known.messageTokens();
+    int[] tail = new int[(int) (total - knownTokens)];
     int at = 0;
-    if (known != null) {
-      System.arraycopy(known.tokens(), 0, out, 0, known.messageTokens());
-      at = known.messageTokens();
-    }
     for (int[] piece : pieces) {
-      System.arraycopy(piece, 0, out, at, piece.length);
+      System.arraycopy(piece, 0, tail, at, piece.length);
       at += piece.length;
     }
-    return PrefixedTokens.cached(out, prefixes, keys[0], out.length - generationPrompt.length,
+    // the kept prompt's tokens are shared, not copied: a turn's new tokens only are written
+    SegmentedTokens out = known == null ? SegmentedTokens.of(tail) : known.tokens().prefix(knownTokens).append(tail);
+    return PrefixedTokens.cached(out, prefixes, keys[0], out.length() - generationPrompt.length,
         known == null ? null : keys[j], known, segments);
   }
 

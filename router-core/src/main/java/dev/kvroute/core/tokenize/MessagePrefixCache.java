@@ -78,7 +78,7 @@ final class MessagePrefixCache {
    * page hashes of its first pages, and its messages (detached from their request's body; the array
    * is never written).
    */
-  record Entry(int[] tokens, int messageTokens, PageHashes hashes, PromptSegment[] messages, long messageBytes) {
+  record Entry(dev.kvroute.core.index.SegmentedTokens tokens, int messageTokens, PageHashes hashes, PromptSegment[] messages, long messageBytes) {
     /**
      * Whether the first {@code messages.length} of {@code segments} are this prompt's messages:
      * the same roles and the same texts, compared byte for byte ({@link PromptSegment#sameText}).
@@ -111,7 +111,7 @@ final class MessagePrefixCache {
   }
 
   static long weigh(Entry e) {
-    return 4L * e.tokens().length + e.hashes().estimatedBytes() + e.messageBytes()
+    return 4L * e.tokens().length() + e.hashes().estimatedBytes() + e.messageBytes()
         + (long) MESSAGE_OVERHEAD_BYTES * e.messages().length + ENTRY_OVERHEAD_BYTES;
   }
 

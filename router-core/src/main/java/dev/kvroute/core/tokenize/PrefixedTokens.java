@@ -1,6 +1,7 @@
 package dev.kvroute.core.tokenize;
 
 import dev.kvroute.core.index.PageHashes;
+import dev.kvroute.core.index.SegmentedTokens;
 import java.util.Objects;
 
 /**
@@ -12,7 +13,7 @@ import java.util.Objects;
  * <p>Not thread-safe: one belongs to one request.
  */
 public final class PrefixedTokens {
-  private final int[] tokens;
+  private final SegmentedTokens tokens;
   private final MessagePrefixCache cache; // null: nothing to remember
   private final MessagePrefixCache.Key key;
   private final int messageTokens;
@@ -20,7 +21,7 @@ public final class PrefixedTokens {
   private final MessagePrefixCache.Entry known;
   private final java.util.List<dev.kvroute.core.request.PromptSegment> messages; // null: nothing to remember
 
-  private PrefixedTokens(int[] tokens, MessagePrefixCache cache, MessagePrefixCache.Key key,
+  private PrefixedTokens(SegmentedTokens tokens, MessagePrefixCache cache, MessagePrefixCache.Key key,
       int messageTokens, MessagePrefixCache.Key knownKey, MessagePrefixCache.Entry known,
       java.util.List<dev.kvroute.core.request.PromptSegment> messages) {
     this.tokens = Objects.requireNonNull(tokens, "tokens");
@@ -34,7 +35,7 @@ public final class PrefixedTokens {
 
   /** Tokens with nothing known about them and nothing to remember. */
   public static PrefixedTokens of(int[] tokens) {
-    return new PrefixedTokens(tokens, null, null, 0, null, null, null);
+    return new PrefixedTokens(SegmentedTokens.of(tokens), null, null, 0, null, null, null);
   }
 
   /**
@@ -42,14 +43,19 @@ public final class PrefixedTokens {
    * {@code known.messageTokens()} of them those of the cached prompt {@code known} (or none), and
    * {@code messages} the request's messages (read again only by {@link #remember}).
    */
-  static PrefixedTokens cached(int[] tokens, MessagePrefixCache cache, MessagePrefixCache.Key key,
+  static PrefixedTokens cached(SegmentedTokens tokens, MessagePrefixCache cache, MessagePrefixCache.Key key,
       int messageTokens, MessagePrefixCache.Key knownKey, MessagePrefixCache.Entry known,
       java.util.List<dev.kvroute.core.request.PromptSegment> messages) {
     return new PrefixedTokens(tokens, cache, key, messageTokens, knownKey, known, messages);
   }
 
-  /** The prompt's token ids (not a copy; do not modify). */
+  /** The prompt's token ids (not a copy; do not modify), assembled from {@link #segmented()} on first use. */
   public int[] tokens() {
+    return tokens.toArray();
+  }
+
+  /** The prompt's token ids as held: the earlier prompt's arrays shared, then this prompt's new tokens. */
+  public SegmentedTokens segmented() {
     return tokens;
   }
 

@@ -17,7 +17,8 @@ import org.junit.jupiter.api.Test;
 
 /**
  * A prompt that takes its first pages' hashes from an earlier prompt ({@link
- * PrefixIndex#prompt(int[], long, PageHashes, int)}, fed by the tokenizer's message-prefix cache)
+ * PrefixIndex#prompt(SegmentedTokens, long, PageHashes, int)}, fed by the tokenizer's message-prefix
+ * cache, the earlier turn's token arrays shared)
  * hashes every page bit for bit as a prompt hashed from scratch: over random multi-turn chats
  * (extended, branched, repeated, with custom and missing roles), page sizes whose pages end inside
  * a message, and namespaces.
@@ -57,6 +58,7 @@ class MessagePrefixHashEquivalenceTest {
     PromptTokenizer plain = PromptTokenizer.create(Tokenizer.defaultTokenizer(), 0);
     int prompts = 0;
     int reused = 0;
+    int segmented = 0;
     long reusedPages = 0;
     for (int pageSize : PAGE_SIZES) {
       for (long namespace : NAMESPACES) {
@@ -87,9 +89,13 @@ class MessagePrefixHashEquivalenceTest {
           RequestView view = chat(messages);
           PrefixedTokens t = cached.tokenizePrefixed(view);
           int[] expected = plain.tokenize(view);
-          assertThat(t.tokens()).as("tokens of turn %d", turn).containsExactly(expected);
           PageHashes known = t.knownPageHashes();
-          HashedPrompt p = (HashedPrompt) index.prompt(t.tokens(), namespace, known, t.sharedTokens());
+          // as the router does: the earlier turn's arrays shared, pages hashed where they lie (the
+          // flat array is asked for only after the hashing, which must not need it)
+          HashedPrompt p = (HashedPrompt) index.prompt(t.segmented(), namespace, known, t.sharedTokens());
+          if (t.segmented().segments() > 1) {
+            segmented++;
+          }
           if (t.sharedTokens() > 0 && known.fits(pageSize, namespace)) {
             reused++;
             reusedPages += Math.min(known.pages(), t.sharedTokens() / pageSize);
@@ -102,6 +108,8 @@ class MessagePrefixHashEquivalenceTest {
             assertThat(p.hash(d)).as("page %d of %d, page size %d", d, want.length, pageSize)
                 .isEqualTo(want[d]);
           }
+          assertThat(t.tokens()).as("tokens of turn %d", turn).containsExactly(expected);
+          assertThat(t.segmented().length()).isEqualTo(expected.length);
           t.remember(p.pageHashes());
           prompts++;
         }
@@ -110,6 +118,7 @@ class MessagePrefixHashEquivalenceTest {
     // the cache did its work: most turns extend an earlier one and take its pages
     assertThat(reused).isGreaterThan(prompts / 2);
     assertThat(reusedPages).isGreaterThan(prompts);
+    assertThat(segmented).isGreaterThan(prompts / 2);
   }
 
   @Test
