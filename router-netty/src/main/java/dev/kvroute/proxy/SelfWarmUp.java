@@ -51,9 +51,10 @@ import java.util.concurrent.atomic.AtomicLong;
  * branches only a new server takes (its first meters, decisions and connections, no engine load
  * scraped yet) run in compiled code and are compiled in before {@code /ready}, not after it. The
  * traffic looks like a real router's where it matters to the compiler: two requests in three end
- * with a message the token cache has not seen (so the tokenizer's encoder runs; one in {@value
- * #COLD_EVERY} a long one, routed off the event loop), the third is a turn sent again (any of them:
- * the whole prompt cached and matched), later turns extend earlier ones; bodies compact
+ * with a message the token cache has not seen (so the tokenizer's encoder runs; one in 48 a long
+ * one, routed off the event loop), the third is a turn sent again (any of them: the whole prompt
+ * cached and matched), later turns extend earlier ones, and half the new messages go on with the
+ * conversation the request before started; bodies compact
  * and spaced as Python's {@code json.dumps} writes them, with and without {@code stream}; request
  * headers in lower case and capitalized, reply headers as uvicorn and as nginx spell them; streamed
  * replies in several chunks; client and backend connections are closed and reopened every {@value
@@ -517,8 +518,11 @@ public final class SelfWarmUp {
     return "{\"role" + k + "\"" + role + "\"" + (spaced ? ", " : ",") + "\"content" + k + "\"" + content + "\"}";
   }
 
-  /** One chat request in this many brings a long new message, whose routing runs off the event loop. */
-  static final int COLD_EVERY = 32;
+  /**
+   * One in this many of the requests that bring a new message to a body ({@code n % 3 == 1}) brings a
+   * long one, whose routing runs off the event loop: one chat request in 48.
+   */
+  static final int COLD_EVERY = 16;
   /** Words of such a message: more than {@link ProxyHandler#COLD_TEXT_CODE_POINTS} code points. */
   static final int COLD_WORDS = ProxyHandler.COLD_TEXT_CODE_POINTS / 6;
 
@@ -528,18 +532,31 @@ public final class SelfWarmUp {
    * whole prompt in the token cache and in the index), chosen by a hash of {@code n}, so that what
    * it finds is at any place in the caches' recency order, as with real clients (a warm-up that
    * always found the least recent left that branch to the first seconds after {@code /ready}). One
-   * in {@value #COLD_EVERY} ends with a new message of {@value #COLD_WORDS} words, so that its
+   * in {@code 3 × }{@value #COLD_EVERY} ends with a new message of {@value #COLD_WORDS} words, so that its
    * routing, tokenizing included, runs on the body workers while the event loop routes the others
    * (the off-loop path and the prefix index's lock taken by two threads, as in a real router's first
-   * seconds, when every new conversation is cold). The rest end with a new message of 20 words.
+   * seconds, when every new conversation is cold). The rest end with a new message of 20 words; of
+   * those, the ones after a request with a new message ({@code n % 3 == 2}) go on with that request's
+   * conversation (its body and message, then one more), so the kept prompt a turn extends was itself
+   * an extension, held in several arrays ({@code SegmentedTokens}), as a conversation's third turn
+   * finds it (a warm-up whose kept prompts were all one array left that branch to the first seconds).
    */
   static byte[] body(List<WarmUpBody> bodies, long n) {
     if (n % 3 == 0) {
       long h = (n + 1) * 0x9E3779B97F4A7C15L;
       return bodies.get((int) ((h >>> 33) % bodies.size())).bytes();
     }
-    WarmUpBody b = bodies.get((int) (n % bodies.size()));
-    return withNewMessage(b, n, n % COLD_EVERY == 1 ? COLD_WORDS : 20);
+    if (n % 3 == 2) {
+      WarmUpBody before = bodies.get((int) ((n - 1) % bodies.size()));
+      WarmUpBody previous = new WarmUpBody(withNewMessage(before, n - 1, newWords(n - 1)), before.spaced());
+      return withNewMessage(previous, n, 20);
+    }
+    return withNewMessage(bodies.get((int) (n % bodies.size())), n, newWords(n));
+  }
+
+  /** Words of request {@code n}'s new message: {@value #COLD_WORDS} if {@code n % }{@value #COLD_EVERY}{@code  == 1}, else 20. */
+  private static int newWords(long n) {
+    return n % COLD_EVERY == 1 ? COLD_WORDS : 20;
   }
 
   /**

@@ -77,6 +77,7 @@ final class SelfWarmUpTest {
     List<SelfWarmUp.WarmUpBody> bodies = SelfWarmUp.bodies();
     java.util.Set<Integer> resent = new java.util.HashSet<>();
     int cold = 0;
+    int extended = 0;
     int requests = 3 * SelfWarmUp.COLD_EVERY * bodies.size();
     for (long n = 0; n < requests; n++) {
       byte[] body = SelfWarmUp.body(bodies, n);
@@ -93,6 +94,14 @@ final class SelfWarmUpTest {
       }
       assertThat(same).as("request %d brings a new message", n).isNegative();
       JsonNode messages = json.readTree(body).get("messages");
+      if (n % 3 == 2) { // the conversation of request n - 1 goes on: its messages, then one more
+        JsonNode before = json.readTree(SelfWarmUp.body(bodies, n - 1)).get("messages");
+        assertThat(messages.size()).isEqualTo(before.size() + 1);
+        for (int i = 0; i < before.size(); i++) {
+          assertThat(messages.get(i)).isEqualTo(before.get(i));
+        }
+        extended++;
+      }
       String last = messages.get(messages.size() - 1).get("content").asText();
       int codePoints = last.codePointCount(0, last.length());
       if (codePoints >= ProxyHandler.COLD_TEXT_CODE_POINTS) {
@@ -103,10 +112,12 @@ final class SelfWarmUpTest {
     }
     // the resends are spread over the bodies, not the cycle's order: every body comes back
     assertThat(resent).hasSize(bodies.size());
-    // one chat request in COLD_EVERY has a new message long enough to be routed off the event loop
+    assertThat(extended).isEqualTo(requests / 3);
+    // one in COLD_EVERY of the requests bringing a new message to a body has one long enough to be
+    // routed off the event loop
     long expectedCold = java.util.stream.LongStream.range(0, requests)
-        .filter(n -> n % 3 != 0 && n % SelfWarmUp.COLD_EVERY == 1).count();
-    assertThat(cold).isEqualTo((int) expectedCold).isGreaterThan(requests / SelfWarmUp.COLD_EVERY / 2);
+        .filter(n -> n % 3 == 1 && n % SelfWarmUp.COLD_EVERY == 1).count();
+    assertThat(cold).isEqualTo((int) expectedCold).isGreaterThan(requests / SelfWarmUp.COLD_EVERY / 4);
   }
 
   @Test
