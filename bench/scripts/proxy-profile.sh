@@ -27,7 +27,8 @@
 #        B/A; no JFR)
 # JFR (settings=profile) records from the start; the measured run is dumped into OUT/POLICY.jfr: allocation per request is
 # the sum of every thread's jdk.ThreadAllocationStatistics delta over it, divided by the requests the
-# router counted (kvroute_requests_total). CPU per request leaves out the JIT compiler threads.
+# router counted (kvroute_requests_total). CPU per request leaves out the JIT compiler threads;
+# the line also gives the share of all the router's CPU spent in the kernel (stime), which JFR does not sample.
 # Loopback only; bounded by DUR plus the warm-up (5-second wrk runs until WARM_REQ requests).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -130,6 +131,12 @@ cpu_ticks() {
     t=$((t + $(awk '{print $14 + $15}' "$task/stat" 2>/dev/null || echo 0)))
   done
   echo "$t"
+}
+# of those, the ticks spent in the kernel (stime: the sockets' reads and writes, epoll), which JFR's
+# execution samples never see
+sys_ticks() {
+  awk '{ b = 0; for (k = length($0); k > 0; k--) if (substr($0, k, 1) == ")") { b = k; break }
+         split(substr($0, b + 2), f, " "); s += f[13] } END { print s + 0 }' /proc/"$1"/task/*/stat 2>/dev/null
 }
 # JIT compilations so far (HotSpot's sun.ci.totalCompiles) and the CPU ticks of the compiler threads
 compiles() { jcmd "$1" PerfCounter.print 2>/dev/null | awk -F= '/^sun.ci.totalCompiles=/ {print $2}'; }
@@ -294,9 +301,9 @@ print(f"{sys.argv[2]} after /ready (JFR): {c2} C2 compilations ({c2_ms:.0f} ms o
   fi
   for _ in $(seq 1 "${REPEAT:-1}"); do
     begin=$(date -u +%Y-%m-%dT%H:%M:%S); begin_local=$(date +%H:%M:%S)
-    n0=$(served "$PORT"); c0=$(cpu_ticks "$kv"); a0=$(cpu_ticks "$kv" all)
+    n0=$(served "$PORT"); c0=$(cpu_ticks "$kv"); a0=$(cpu_ticks "$kv" all); s0=$(sys_ticks "$kv")
     r=$(load "$PORT" "$DUR")
-    c1=$(cpu_ticks "$kv"); a1=$(cpu_ticks "$kv" all); n1=$(served "$PORT")
+    c1=$(cpu_ticks "$kv"); a1=$(cpu_ticks "$kv" all); s1=$(sys_ticks "$kv"); n1=$(served "$PORT")
     jcmd "$kv" JFR.dump name=p begin="$begin_local" filename="$OUT/$policy.jfr" >/dev/null
     req=$((n1 - n0)); [ "$req" -gt 0 ] || req=1
     # heap bytes allocated by every thread over the recording (JFR's per-thread counters, first to last)
@@ -311,7 +318,7 @@ for e in json.load(sys.stdin)["recording"]["events"]:
     a = e["values"]["allocated"]
     lo[t] = min(lo.get(t, a), a); hi[t] = max(hi.get(t, a), a)
 print(sum(hi[t] - lo[t] for t in hi))' "$begin")
-    echo "$policy: $(( req * 1000000 / $(field duration_us "$r") )) req/s, $req requests, cpu/req $(( (c1 - c0) * 1000000 / HZ / req )) us (no JIT threads; $(( (a1 - a0) * 1000000 / HZ / req )) us with them), alloc/req $(( alloc / req )) B, p50 $(field p50_us "$r") us, p99 $(field p99_us "$r") us, errors $(field errors "$r") non2xx $(field non2xx "$r"), load $(cut -d' ' -f1 /proc/loadavg)"
+    echo "$policy: $(( req * 1000000 / $(field duration_us "$r") )) req/s, $req requests, cpu/req $(( (c1 - c0) * 1000000 / HZ / req )) us (no JIT threads; $(( (a1 - a0) * 1000000 / HZ / req )) us with them; $(( (s1 - s0) * 100 / (a1 - a0 > 0 ? a1 - a0 : 1) ))% in the kernel), alloc/req $(( alloc / req )) B, p50 $(field p50_us "$r") us, p99 $(field p99_us "$r") us, errors $(field errors "$r") non2xx $(field non2xx "$r"), load $(cut -d' ' -f1 /proc/loadavg)"
   done
   kill "$kv"; wait "$kv" 2>/dev/null || true
 done

@@ -153,6 +153,9 @@ final class KvEventSubscriber implements AutoCloseable {
       }
       if (attempt + 1 < REPLAY_ATTEMPTS) {
         LOG.log(Level.INFO, "backend {0}: no answer to the KV-event replay from {1}; asking again", backend, fromSeq);
+      } else {
+        LOG.log(Level.WARNING, "backend {0}: no answer to the KV-event replay from {1} in {2} attempts of {3} ms",
+            new Object[] {backend, fromSeq, REPLAY_ATTEMPTS, replayTimeout.toMillis()});
       }
     }
     return false;

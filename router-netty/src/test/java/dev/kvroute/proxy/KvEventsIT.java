@@ -97,22 +97,41 @@ final class KvEventsIT {
         return false;
       });
     } catch (org.awaitility.core.ConditionTimeoutException e) {
-      StringBuilder why = new StringBuilder("no batch applied within 30 s; publisher at " + pub.endpoint()
-          + ", replay requests " + pub.replayRequests);
-      if (router != null) {
-        router.scrapeMetrics().lines().filter(l -> l.startsWith("kvroute_kv_events") || l.startsWith("kvroute_index"))
-            .forEach(l -> why.append('\n').append(l));
-      }
-      Thread.getAllStackTraces().forEach((t, stack) -> {
-        if (t.getName().startsWith("kvroute-kv-events") || t.getName().startsWith("test-kv-replay")) {
-          why.append('\n').append(t.getName()).append(' ').append(t.getState());
-          for (StackTraceElement f : stack) {
-            why.append("\n  at ").append(f);
-          }
-        }
-      });
-      throw new AssertionError(why.toString(), e);
+      throw explained("no batch applied within 30 s", router, pub, e);
     }
+  }
+
+  /** Waits up to {@code seconds} for {@code condition}; on a timeout, fails as {@link #explained} says. */
+  private static void awaitExplained(int seconds, KvrouteServer router, ZmqKvPublisher pub,
+      java.util.concurrent.Callable<Boolean> condition) {
+    try {
+      await().atMost(Duration.ofSeconds(seconds)).until(condition);
+    } catch (org.awaitility.core.ConditionTimeoutException e) {
+      throw explained("not within " + seconds + " s", router, pub, e);
+    }
+  }
+
+  /**
+   * A failure that says what {@code router} (if given) received, what replays {@code pub} was asked
+   * for, and what the subscriber and replay threads were doing: these waits have timed out rarely
+   * in CI with nothing else to go on.
+   */
+  private static AssertionError explained(String what, KvrouteServer router, ZmqKvPublisher pub, Throwable cause) {
+    StringBuilder why = new StringBuilder(what + "; publisher at " + pub.endpoint() + ", replay requests "
+        + pub.replayRequests);
+    if (router != null) {
+      router.scrapeMetrics().lines().filter(l -> l.startsWith("kvroute_kv_events") || l.startsWith("kvroute_index"))
+          .forEach(l -> why.append('\n').append(l));
+    }
+    Thread.getAllStackTraces().forEach((t, stack) -> {
+      if (t.getName().startsWith("kvroute-kv-events") || t.getName().startsWith("test-kv-replay")) {
+        why.append('\n').append(t.getName()).append(' ').append(t.getState());
+        for (StackTraceElement f : stack) {
+          why.append("\n  at ").append(f);
+        }
+      }
+    });
+    return new AssertionError(why.toString(), cause);
   }
 
   @Test
@@ -159,7 +178,7 @@ final class KvEventsIT {
       pub.ignoreReplays(1);
       pub.skip(stored(p, 1, names.get(0), names));
       pub.publish(batch(new KvCacheEvent.BlockRemoved(new long[] {names.get(0) + 1})));
-      await().atMost(Duration.ofSeconds(20)).until(() -> matched(router, e0, p) == 48);
+      awaitExplained(20, router, pub, () -> matched(router, e0, p) == 48);
       assertThat(pub.replayRequests).hasSizeGreaterThanOrEqualTo(2);
       assertThat(router.scrapeMetrics()).contains("kvroute_kv_events_replay_failures_total{backend=\"e0\"} 0.0");
     }
