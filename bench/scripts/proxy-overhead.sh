@@ -18,7 +18,8 @@
 # Every proxy is started once and stays up. For each target: steady throughput as the median of
 # ROUNDS rounds (each round one DUR-second wrk run of every proxy in turn, after 2 unmeasured
 # seconds, CONNS connections, so that the runs of one round meet the same minutes of the machine;
-# the range and each round's ratios are printed too), CPU per request (the proxy's utime+stime over each steady run, median), p50/p99
+# the range and each round's ratios are printed too), CPU per request (the proxy's utime+stime over each steady run, median; and the share of it in
+# the kernel, stime), p50/p99
 # latency at half of nginx's median steady rate (wrk, think time per connection), RSS after the
 # rounds, and for kvroute the heap allocated per request over the steady runs
 # (jvm_gc_memory_allocated_bytes_total) and, from a fresh start, the throughput and p99 of each of
@@ -161,6 +162,15 @@ cpu_ticks() {
   done
   echo "$t"
 }
+# of those, the ticks in the kernel (stime: the sockets' reads and writes and epoll, which a JVM
+# profiler never samples)
+sys_ticks() {
+  local t=0 p
+  for p in $(tree "$1"); do
+    [ -r "/proc/$p/stat" ] && t=$((t + $(awk '{print $15}' "/proc/$p/stat")))
+  done
+  echo "$t"
+}
 rss_kib() {
   local t=0 p
   for p in $(tree "$1"); do
@@ -191,18 +201,19 @@ taskset -c "$LOAD_CPU" nginx -c "$work/backends.conf" -p "$work" &
 pids+=($!)
 for p in "${BACKENDS[@]}"; do wait_ready "http://127.0.0.1:$p/health"; done
 
-steady() { # port pid -> "req/s cpu_us_per_request requests" (cpu "-" for pid 0); one DUR-second run
-  local c0=0 c1=0 r req rps cpu=-
-  [ "$2" != 0 ] && c0=$(cpu_ticks "$2")
+steady() { # port pid -> "req/s cpu_us_per_request requests kernel_%" (cpu, kernel "-" for pid 0); one DUR-second run
+  local c0=0 c1=0 s0=0 s1=0 r req rps cpu=- kern=-
+  [ "$2" != 0 ] && c0=$(cpu_ticks "$2") && s0=$(sys_ticks "$2")
   r=$(load "$1" "$DUR")
-  [ "$2" != 0 ] && c1=$(cpu_ticks "$2")
+  [ "$2" != 0 ] && c1=$(cpu_ticks "$2") && s1=$(sys_ticks "$2")
   req=$(field requests "$r")
   rps=$(( req * 1000000 / $(field duration_us "$r") ))
   [ "$2" != 0 ] && [ "$req" -gt 0 ] && cpu=$(( (c1 - c0) * 1000000 / HZ / req ))
+  [ "$2" != 0 ] && [ "$c1" -gt "$c0" ] && kern=$(( (s1 - s0) * 100 / (c1 - c0) ))
   if [ "$(field errors "$r")" != 0 ] || [ "$(field non2xx "$r")" != 0 ]; then
     echo "proxy-overhead: port $1: $(field errors "$r") errors, $(field non2xx "$r") non-2xx" >&2
   fi
-  echo "$rps $cpu $req"
+  echo "$rps $cpu $req $kern"
 }
 paced() { # port rate -> "p50_ms p99_ms paced_req/s"
   # closed loop with think time: rate = CONNS / (think + latency). A 3-second probe at
@@ -286,7 +297,7 @@ done
 # One run per target cannot tell a change from the run-to-run spread of the baseline (nginx measured
 # 13,400 to 17,800 req/s in single runs of the same build); alternated rounds meet the same minutes of
 # the machine, and the report gives each target's median and its range.
-rps_of=() cpu_of=() alloc_b=() alloc_n=() round_rows=()
+rps_of=() cpu_of=() kern_of=() alloc_b=() alloc_n=() round_rows=()
 for round in $(seq 1 "$ROUNDS"); do
   line="$round"
   for k in "${!labels[@]}"; do
@@ -294,13 +305,14 @@ for round in $(seq 1 "$ROUNDS"); do
     load "${ports[$k]}" 2 >/dev/null
     kv=0
     [[ ${labels[$k]} == kvroute* ]] && kv=1 && a0=$(allocated "${ports[$k]}")
-    read -r rps cpu req <<<"$(steady "${ports[$k]}" "${procs[$k]}")"
+    read -r rps cpu req kern <<<"$(steady "${ports[$k]}" "${procs[$k]}")"
     if [ "$kv" = 1 ]; then
       alloc_b[$k]=$(( ${alloc_b[$k]:-0} + $(allocated "${ports[$k]}") - a0 ))
       alloc_n[$k]=$(( ${alloc_n[$k]:-0} + req ))
     fi
     rps_of[$k]+=" $rps"
     cpu_of[$k]+=" $cpu"
+    kern_of[$k]+=" $kern"
     line+="|$rps|$cpu"
     echo "round $round, ${labels[$k]}: $rps req/s, cpu/req $cpu us" >&2
   done
@@ -333,14 +345,14 @@ report=$work/report.md
   echo "steady figures: the median of $ROUNDS rounds, each round one run of every proxy in turn;"
   echo "latency at ${HALF} req/s (half of nginx's median steady rate; think times: $PACING)."
   echo
-  echo "| target | req/s (steady, median) | range over the rounds | vs nginx | CPU/request (µs) | vs nginx | paced req/s | p50 (ms) | p99 (ms) | p99 added over direct (ms) | RSS (MiB) | heap alloc/request (KiB) |"
-  echo "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
-  echo "| direct | $direct_rps | - | $(ratio "$direct_rps" "$n_rps") | - | - | $d_rate | $d50 | $d99 | +0.00 | - | - |"
+  echo "| target | req/s (steady, median) | range over the rounds | vs nginx | CPU/request (µs) | vs nginx | of it in the kernel | paced req/s | p50 (ms) | p99 (ms) | p99 added over direct (ms) | RSS (MiB) | heap alloc/request (KiB) |"
+  echo "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+  echo "| direct | $direct_rps | - | $(ratio "$direct_rps" "$n_rps") | - | - | - | $d_rate | $d50 | $d99 | +0.00 | - | - |"
   for k in "${!labels[@]}"; do
     IFS='|' read -r p50 p99 prate rss alloc <<<"${rows[$k]}"
     rps=$(median "${rps_of[$k]}")
     cpu=$(median "${cpu_of[$k]}")
-    echo "| ${labels[$k]} | $rps | $(range "${rps_of[$k]}") | $(ratio "$rps" "$n_rps") | $cpu | $(ratio "$cpu" "$n_cpu") | $prate | $p50 | $p99 | $(added "$p99" "$d99") | $rss | $alloc |"
+    echo "| ${labels[$k]} | $rps | $(range "${rps_of[$k]}") | $(ratio "$rps" "$n_rps") | $cpu | $(ratio "$cpu" "$n_cpu") | $(median "${kern_of[$k]}")% | $prate | $p50 | $p99 | $(added "$p99" "$d99") | $rss | $alloc |"
   done
   echo
   echo "Each round (req/s / CPU µs per request; the ratios to that round's nginx):"
