@@ -307,19 +307,61 @@ final class DefaultRouterCore implements RouterCore {
     }
   }
 
-  /** The outcome of one {@code route} call. */
-  /** A routed request; its prompt's flat token array is assembled only if asked for. */
-  private record RoutedRequest(
-      Decision decision, SegmentedTokens tokens, int predictedCachedTokens, Lease lease, PromptReads reads)
-      implements Routed {
+  /**
+   * The outcome of one {@code route} call. Its prompt's flat token array is assembled only if asked
+   * for, and kept here, not in the tokens: those may be a kept prompt's, which the tokenizer holds
+   * for the next turn and which would then hold its tokens twice.
+   */
+  private static final class RoutedRequest implements Routed {
+    private final Decision decision;
+    private final SegmentedTokens tokens;
+    private final int predictedCachedTokens;
+    private final Lease lease;
+    private final PromptReads reads;
+    private volatile int[] promptTokens; // two threads asking at once build equal arrays
+
+    RoutedRequest(Decision decision, SegmentedTokens tokens, int predictedCachedTokens, Lease lease, PromptReads reads) {
+      this.decision = decision;
+      this.tokens = tokens;
+      this.predictedCachedTokens = predictedCachedTokens;
+      this.lease = lease;
+      this.reads = reads;
+    }
+
+    @Override
+    public Decision decision() {
+      return decision;
+    }
+
     @Override
     public int[] promptTokens() {
-      return tokens.toArray();
+      int[] t = promptTokens;
+      if (t == null) {
+        t = tokens.assembled();
+        promptTokens = t;
+      }
+      return t;
     }
 
     @Override
     public int promptLength() {
       return tokens.length();
     }
+
+    @Override
+    public int predictedCachedTokens() {
+      return predictedCachedTokens;
+    }
+
+    @Override
+    public Lease lease() {
+      return lease;
+    }
+
+    @Override
+    public PromptReads reads() {
+      return reads;
+    }
   }
+
 }

@@ -91,7 +91,8 @@ public final class SegmentedTokens {
       return of(tail);
     }
     if (arrays.length >= MAX_SEGMENTS) {
-      int[] all = Arrays.copyOf(toArray(), length + tail.length);
+      int[] all = new int[length + tail.length];
+      copy(0, all, 0, length);
       System.arraycopy(tail, 0, all, length, tail.length);
       return of(all);
     }
@@ -103,6 +104,16 @@ public final class SegmentedTokens {
     return new SegmentedTokens(newArrays, newEnds, null);
   }
 
+  /**
+   * These tokens as they are best kept: in one array if {@link #toArray()} has assembled it (the
+   * segments, which may hold other prompts' arrays, are let go), else as they are. A prompt kept for
+   * a later turn is kept this way, so that it never holds both.
+   */
+  public SegmentedTokens compact() {
+    int[] f = flat;
+    return f != null && (arrays.length != 1 || arrays[0] != f) ? of(f) : this;
+  }
+
   /** The token ids as one array, assembled on the first call and kept (not a copy; do not modify). */
   public int[] toArray() {
     int[] f = flat;
@@ -111,6 +122,22 @@ public final class SegmentedTokens {
       copy(0, f, 0, f.length);
       flat = f;
     }
+    return f;
+  }
+
+  /**
+   * The token ids as one array without keeping it here: the array {@link #toArray()} assembled or
+   * the one array given to {@link #of}, if there is one, else a new one each call. For a holder that
+   * keeps the array itself when these tokens are shared with a prompt kept for a later turn (which
+   * would otherwise hold them twice).
+   */
+  public int[] assembled() {
+    int[] f = flat;
+    if (f != null) {
+      return f;
+    }
+    f = new int[length()];
+    copy(0, f, 0, f.length);
     return f;
   }
 

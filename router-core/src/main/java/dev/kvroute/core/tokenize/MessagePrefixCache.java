@@ -1,6 +1,7 @@
 package dev.kvroute.core.tokenize;
 
 import dev.kvroute.core.index.PageHashes;
+import dev.kvroute.core.index.SegmentedTokens;
 import dev.kvroute.core.request.PromptSegment;
 import java.util.Iterator;
 import java.util.LinkedHashMap;
@@ -8,8 +9,8 @@ import java.util.List;
 
 /**
  * The chat prompts a {@link CachingPromptTokenizer} assembled, keyed by their whole messages, so that
- * the next turn of a conversation (the same messages plus new ones) copies their tokens at once and
- * takes their page hashes instead of looking up every message's pieces and hashing every page again.
+ * the next turn of a conversation (the same messages plus new ones) shares their tokens ({@link
+ * SegmentedTokens}: the arrays, not a copy) and takes their page hashes instead of looking up every message's pieces and hashing every page again.
  *
  * <p>Key: a 128-bit chain over the messages, in order, of each message's role and text {@link
  * PromptSegment#fingerprint} (a few of its bytes and its length, not all of it), plus the message
@@ -21,12 +22,13 @@ import java.util.List;
  * conversations that share a key, by chance or by design, never share tokens: the later one's is a
  * miss and replaces the other.
  *
- * <p>Value: the prompt's token array (shared with the routed request, never written), how many of
- * its tokens are its messages' (the rest is the generation prompt), the page hashes the prefix
- * index computed for it, and its messages. Bounded by an estimate of heap bytes: {@code 4 × tokens
- * + }the page hashes' bytes {@code + }the messages' bytes {@code + }{@value #ENTRY_OVERHEAD_BYTES}
- * per prompt and {@value #MESSAGE_OVERHEAD_BYTES} per message (a conversation's turns share their
- * earlier messages' copies, so this overcounts); the least recently used prompts go first. Least
+ * <p>Value: the prompt's tokens (arrays shared with the routed request and with the turns before
+ * and after it, never written; one flat array once anything assembled it), how many of its tokens
+ * are its messages' (the rest is the generation prompt), the page hashes the prefix index computed
+ * for it, and its messages. Bounded by an estimate of heap bytes: {@code 4 × tokens + }the page
+ * hashes' bytes {@code + }the messages' bytes {@code + }{@value #ENTRY_OVERHEAD_BYTES} per prompt
+ * and {@value #MESSAGE_OVERHEAD_BYTES} per message (a conversation's turns share their earlier
+ * messages' copies and token arrays, so this overcounts); the least recently used prompts go first. Least
  * recently used rather than Caffeine's W-TinyLFU: each prompt is written once and read once, by its
  * conversation's next turn, and TinyLFU's admission prefers entries read before (or kept longer) over
  * a newly written one, so at its bound it would keep finished conversations' prompts and refuse the
@@ -78,7 +80,7 @@ final class MessagePrefixCache {
    * page hashes of its first pages, and its messages (detached from their request's body; the array
    * is never written).
    */
-  record Entry(dev.kvroute.core.index.SegmentedTokens tokens, int messageTokens, PageHashes hashes, PromptSegment[] messages, long messageBytes) {
+  record Entry(SegmentedTokens tokens, int messageTokens, PageHashes hashes, PromptSegment[] messages, long messageBytes) {
     /**
      * Whether the first {@code messages.length} of {@code segments} are this prompt's messages:
      * the same roles and the same texts, compared byte for byte ({@link PromptSegment#sameText}).

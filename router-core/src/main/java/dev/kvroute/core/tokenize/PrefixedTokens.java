@@ -98,7 +98,8 @@ public final class PrefixedTokens {
       kept[i] = messages.get(i).detached();
       bytes += kept[i].heldBytes();
     }
-    cache.put(key, new MessagePrefixCache.Entry(tokens, messageTokens, hashes, kept, bytes));
+    // the flat array alone if anything assembled it (the precise index does): never both
+    cache.put(key, new MessagePrefixCache.Entry(tokens.compact(), messageTokens, hashes, kept, bytes));
     if (knownKey != null && knownKey.messages() <= key.messages() - 2) {
       cache.invalidate(knownKey);
     }

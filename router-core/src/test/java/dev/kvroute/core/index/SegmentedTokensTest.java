@@ -3,7 +3,15 @@ package dev.kvroute.core.index;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.kvroute.core.request.Endpoint;
+import dev.kvroute.core.request.PromptSegment;
+import dev.kvroute.core.request.RequestView;
+import dev.kvroute.core.tokenize.PrefixedTokens;
+import dev.kvroute.core.tokenize.PromptTokenizer;
+import dev.kvroute.core.tokenize.Tokenizer;
+import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.List;
 import java.util.SplittableRandom;
 import org.junit.jupiter.api.Test;
 
@@ -84,6 +92,71 @@ class SegmentedTokensTest {
     int[] want = new int[3 * SegmentedTokens.MAX_SEGMENTS + 1];
     Arrays.setAll(want, i -> i);
     assertThat(t.toArray()).containsExactly(want);
+  }
+
+  @Test
+  void compactKeepsTheAssembledArrayAlone() {
+    int[] first = {1, 2, 3, 4};
+    SegmentedTokens t = SegmentedTokens.of(first).prefix(3).append(new int[] {7, 8});
+    assertThat(t.compact()).as("nothing assembled: kept as it is").isSameAs(t);
+    int[] flat = t.toArray();
+    SegmentedTokens kept = t.compact();
+    assertThat(kept.segments()).isEqualTo(1);
+    assertThat(kept.array(0)).isSameAs(flat);
+    assertThat(kept.toArray()).containsExactly(1, 2, 3, 7, 8);
+    assertThat(kept.compact()).isSameAs(kept);
+    // one array cut short and assembled: the copy alone is kept, not the longer array beside it
+    SegmentedTokens cut = SegmentedTokens.of(first).prefix(2);
+    int[] cutFlat = cut.toArray();
+    assertThat(cut.compact().array(0)).isSameAs(cutFlat).containsExactly(1, 2);
+    // assembled() keeps nothing here: a new array each call until toArray() has assembled one
+    SegmentedTokens u = SegmentedTokens.of(first).prefix(3).append(new int[] {9});
+    int[] a = u.assembled();
+    assertThat(a).containsExactly(1, 2, 3, 9).isNotSameAs(u.assembled());
+    assertThat(u.compact()).isSameAs(u);
+    assertThat(SegmentedTokens.of(first).assembled()).isSameAs(first);
+  }
+
+  /**
+   * A kept prompt holds its tokens once: in the segments it was routed with, or, when something
+   * assembled its flat array (the precise index does, for its page keys), in that array alone, which
+   * the next turn then shares.
+   */
+  @Test
+  void aKeptPromptHoldsItsTokensOnce() {
+    for (boolean assembled : new boolean[] {false, true}) {
+      PromptTokenizer pt = PromptTokenizer.create(Tokenizer.defaultTokenizer());
+      PrefixIndex index = PrefixIndex.radix(16, () -> 0L);
+      List<PromptSegment> messages = new ArrayList<>(List.of(
+          PromptSegment.text("system", "be brief ".repeat(40)), PromptSegment.text("user", "hello")));
+      List<SegmentedTokens> turns = new ArrayList<>();
+      for (int turn = 0; turn < 4; turn++) {
+        PrefixedTokens t = pt.tokenizePrefixed(new RequestView(
+            Endpoint.CHAT_COMPLETIONS, "m", null, List.copyOf(messages), false, -1));
+        PrefixIndex.Prompt p = index.prompt(t.segmented(), 0L, t.knownPageHashes(), t.sharedTokens());
+        index.match(p);
+        if (assembled) {
+          t.tokens();
+        }
+        t.remember(p.pageHashes());
+        turns.add(t.segmented());
+        messages.add(PromptSegment.text("assistant", "reply " + turn + " ".repeat(turn)));
+        messages.add(PromptSegment.text("user", "next " + turn));
+      }
+      for (int turn = 1; turn < turns.size(); turn++) {
+        SegmentedTokens before = turns.get(turn - 1);
+        SegmentedTokens now = turns.get(turn);
+        if (assembled) { // the previous turn's flat array, then this turn's tail
+          assertThat(now.segments()).isEqualTo(2);
+          assertThat(now.array(0)).isSameAs(before.toArray());
+        } else { // the previous turn's arrays, then this turn's tail
+          assertThat(now.segments()).isEqualTo(turn + 1);
+          for (int s = 0; s < before.segments(); s++) {
+            assertThat(now.array(s)).isSameAs(before.array(s));
+          }
+        }
+      }
+    }
   }
 
   @Test
