@@ -153,24 +153,18 @@ wait_ready() { # url (up to ~90 s: a router's self warm-up runs before its /read
   return 1
 }
 
-# the process tree's CPU ticks (utime+stime) and RSS (KiB)
+# the process tree's CPU ticks: utime+stime, and stime alone (the kernel's part: the sockets' reads
+# and writes and epoll, which a JVM profiler never samples); and its RSS (KiB)
 tree() { echo "$1 $(pgrep -P "$1" | tr '\n' ' ')"; }
-cpu_ticks() {
+ticks() { # pid awk-expression-over-/proc/PID/stat -> its sum over the tree
   local t=0 p
   for p in $(tree "$1"); do
-    [ -r "/proc/$p/stat" ] && t=$((t + $(awk '{print $14 + $15}' "/proc/$p/stat")))
+    [ -r "/proc/$p/stat" ] && t=$((t + $(awk "{print $2}" "/proc/$p/stat")))
   done
   echo "$t"
 }
-# of those, the ticks in the kernel (stime: the sockets' reads and writes and epoll, which a JVM
-# profiler never samples)
-sys_ticks() {
-  local t=0 p
-  for p in $(tree "$1"); do
-    [ -r "/proc/$p/stat" ] && t=$((t + $(awk '{print $15}' "/proc/$p/stat")))
-  done
-  echo "$t"
-}
+cpu_ticks() { ticks "$1" '$14 + $15'; }
+sys_ticks() { ticks "$1" '$15'; }
 rss_kib() {
   local t=0 p
   for p in $(tree "$1"); do
