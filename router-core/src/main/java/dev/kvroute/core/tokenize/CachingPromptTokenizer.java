@@ -18,8 +18,8 @@ import java.util.concurrent.atomic.AtomicReferenceArray;
  * <p>{@link #tokenizePrefixed} also keeps chat prompts by their whole messages ({@link
  * MessagePrefixCache}, a quarter of the piece cache's bound): a prompt whose messages extend a kept
  * prompt's (a conversation's next turn; up to {@value #PREFIX_PROBES} messages more) shares the kept
- * tokens ({@link SegmentedTokens}, not copied) and looks up only its new messages' pieces. The tokens are the same as {@link
- * #tokenize(RequestView)}'s.
+ * tokens ({@link SegmentedTokens}, not copied) and looks up only its new messages' pieces. The
+ * tokens are the same as {@link #tokenize(RequestView)}'s.
  */
 final class CachingPromptTokenizer implements PromptTokenizer {
   private static final List<String> COMMON_ROLES =
