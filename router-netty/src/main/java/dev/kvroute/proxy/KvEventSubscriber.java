@@ -86,6 +86,8 @@ final class KvEventSubscriber implements AutoCloseable {
         sub.setLinger(0);
         sub.setReconnectIVL(100);
         sub.setReconnectIVLMax(5_000);
+        // a handshake that stalls is dropped and retried after this, not after ZeroMQ's 30 s
+        sub.setHandshakeIvl(HANDSHAKE_MILLIS);
         sub.setRcvHWM(100_000);
         sub.setReceiveTimeOut(POLL_MILLIS);
         sub.subscribe(topic);
@@ -162,6 +164,11 @@ final class KvEventSubscriber implements AutoCloseable {
   }
 
   private static final int REPLAY_ATTEMPTS = 2;
+  /**
+   * The longest a ZeroMQ connection may take to complete its handshake before it is dropped and
+   * retried (ZeroMQ's default is 30 s: a stalled handshake left the subscription silent that long).
+   */
+  static final int HANDSHAKE_MILLIS = 2_000;
   private static final int DONE = 0;
   private static final int FAILED = 1;
   private static final int NO_ANSWER = 2;
@@ -172,6 +179,8 @@ final class KvEventSubscriber implements AutoCloseable {
     try {
       dealer.setLinger(0);
       dealer.setReceiveTimeOut((int) Math.min(Integer.MAX_VALUE, replayTimeout.toMillis()));
+      // half the wait for an answer: a stalled handshake is retried within it
+      dealer.setHandshakeIvl((int) Math.max(1, Math.min(HANDSHAKE_MILLIS, replayTimeout.toMillis() / 2)));
       dealer.connect(replayEndpoint.toString());
       dealer.sendMore(EMPTY);
       dealer.send(ByteBuffer.allocate(8).putLong(fromSeq).array());
