@@ -66,7 +66,7 @@ public final class EppCommand implements Callable<Integer> {
   @Option(names = "--tokenizer", paramLabel = "SPEC", description = "Prompt tokens: o200k_base (default), cl100k_base, or hf:PATH.")
   String tokenizer;
 
-  @Option(names = "--page-size-tokens", paramLabel = "N", description = "Prefix-index page size; the engines' block size (default 16).")
+  @Option(names = "--page-size-tokens", paramLabel = "N", description = "Prefix-index page size in tokens (default 16, vLLM's block size): the engines' block size, or in approximate mode a multiple of it.")
   Integer pageSizeTokens;
 
   @Option(names = "--index", paramLabel = "MODE", description = "approximate (default), precise (vLLM KV events) or hybrid.")

@@ -160,7 +160,7 @@ public final class ServeCommand implements Callable<Integer> {
   Double tokenizerReuse;
 
   @YamlKey("routing.pageSizeTokens")
-  @Option(names = "--page-size-tokens", paramLabel = "N", description = "Prefix-index page size; match the engines' block size (default 16).")
+  @Option(names = "--page-size-tokens", paramLabel = "N", description = "Prefix-index page size in tokens (default 16, vLLM's block size): the engines' block size, or in approximate mode a multiple of it (64: a quarter of the pages to walk and hold).")
   Integer pageSizeTokens;
 
   @YamlKey("routing.defaultCapacityTokens")

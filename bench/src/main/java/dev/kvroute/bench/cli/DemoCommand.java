@@ -182,7 +182,7 @@ public final class DemoCommand implements Callable<Integer> {
   }
 
   private static List<String> notes(Demo.Result r, Demo.Settings s, double wall) {
-    List<String> notes = new ArrayList<>(SimulateCommand.notes(r.workload(), s.policies().config()));
+    List<String> notes = new ArrayList<>(SimulateCommand.notes(r.workload(), s.policies()));
     notes.add(
         String.format(
             Locale.ROOT,

@@ -77,7 +77,7 @@ final class MultiModelCommands {
     out.println();
     out.print(ModelBreakdown.table(breakdowns).plain());
     out.println();
-    List<String> notes = new ArrayList<>(SimulateCommand.notes(w, policies.config()));
+    List<String> notes = new ArrayList<>(SimulateCommand.notes(w, policies));
     notes.add(describe(plan));
     notes.add(scrapeNote(options.loraScrapeSeconds));
     notes.add(String.format(Locale.ROOT, "Simulated in %.1f s of wall time.", wall));
@@ -156,7 +156,7 @@ final class MultiModelCommands {
       dumpRequests(r, options.dumpRequests);
       o.println("Requests written to " + options.dumpRequests);
     }
-    List<String> notes = new ArrayList<>(SimulateCommand.notes(r.workload(), policies.config()));
+    List<String> notes = new ArrayList<>(SimulateCommand.notes(r.workload(), policies));
     notes.add(describe(r.plan()));
     notes.add(String.format(
         Locale.ROOT,

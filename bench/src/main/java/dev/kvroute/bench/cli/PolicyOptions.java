@@ -42,13 +42,23 @@ public final class PolicyOptions {
   @Option(names = "--policy-seed", paramLabel = "N", description = "Seed of the policies' tie-breaking draws (default: ${DEFAULT-VALUE}).")
   long policySeed = D.seed();
 
-  /** The policies these flags configure. */
+  @Option(names = "--page-size-tokens", paramLabel = "TOKENS", description = "Routers' prefix-index page, as serve's --page-size-tokens: a multiple of the KV block size indexes fewer, coarser pages (default: the block size).")
+  Integer pageSizeTokens;
+
+  /**
+   * The policies these flags configure.
+   *
+   * @throws IllegalArgumentException if {@code --page-size-tokens} is not positive
+   */
   public SimPolicies policies() {
     PolicyConfig c =
         new PolicyConfig(
             D.config().name(), cacheThreshold, balanceAbsThreshold, balanceRelThreshold,
             LoadMeasure.fromName(loadMeasure), virtualNodes, prefillWeight, decodeWeight, decodeTokensPerRequest,
             false, policySeed);
-    return new SimPolicies(c, policySeed, D.indexReplies());
+    if (pageSizeTokens != null && pageSizeTokens <= 0) {
+      throw new IllegalArgumentException("--page-size-tokens: " + pageSizeTokens + " (expected: > 0)");
+    }
+    return new SimPolicies(c, policySeed, D.indexReplies()).withPageSizeTokens(pageSizeTokens == null ? 0 : pageSizeTokens);
   }
 }

@@ -139,7 +139,7 @@ public final class SimulateCommand implements Callable<Integer> {
     PrintStream out = System.out;
     out.print(Tables.figures(report).plain());
     out.println();
-    List<String> notes = notes(w, sp.config());
+    List<String> notes = notes(w, sp);
     if (routers > 1) {
       notes.add(routers + " router replicas, requests split round-robin across them (the oracle is one router); "
           + "P/precise = policy P over the engines' KV events.");
@@ -189,7 +189,8 @@ public final class SimulateCommand implements Callable<Integer> {
   }
 
   /** The paragraphs that say what was run. */
-  static List<String> notes(Workload w, PolicyConfig c) {
+  static List<String> notes(Workload w, SimPolicies policies) {
+    PolicyConfig c = policies.config();
     List<String> notes = new ArrayList<>();
     notes.add(
         String.format(
@@ -201,10 +202,10 @@ public final class SimulateCommand implements Callable<Integer> {
         String.format(
             Locale.ROOT,
             "Engines: fcfs-prefill, prefill %.0f tokens/s + %.3f s per request, decode %.0f tokens/s per request, block %d. "
-                + "cache-aware: load = %s requests, balance abs %d rel %.2f, cache threshold %.2f. oracle = cache-aware on the engines' true caches.",
+                + "Routers' index pages: %d tokens. cache-aware: load = %s requests, balance abs %d rel %.2f, cache threshold %.2f. oracle = cache-aware on the engines' true caches.",
             w.fleet().prefillTokensPerSecond(), w.fleet().prefillOverheadSeconds(), w.fleet().decodeTokensPerSecond(),
-            w.fleet().blockSizeTokens(), c.loadMeasure().configName(), c.balanceAbsThreshold(),
-            c.balanceRelThreshold(), c.cacheThreshold()));
+            w.fleet().blockSizeTokens(), policies.pageSizeTokens(w.fleet().blockSizeTokens()),
+            c.loadMeasure().configName(), c.balanceAbsThreshold(), c.balanceRelThreshold(), c.cacheThreshold()));
     return notes;
   }
 

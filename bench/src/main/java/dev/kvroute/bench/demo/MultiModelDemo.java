@@ -217,7 +217,7 @@ public final class MultiModelDemo {
       SimPolicies p = s.policies();
       Simulator other =
           new Simulator(tokenizer, SingleTokenVocabulary.of(tokenizer.tokenizer()),
-              new SimPolicies(p.config(), p.seed() + j, p.indexReplies(), p.routers()), s.simThreads())
+              new SimPolicies(p.config(), p.seed() + j, p.indexReplies(), p.routers(), p.timing(), p.pageSizeTokens()), s.simThreads())
               .withLoraScrape(s.loraScrapeModelSeconds())
               .withJitter(jitter);
       range.add(report(w, other.runModels(w, plan, s.policyNames())));

@@ -33,8 +33,8 @@ import java.util.function.ToIntFunction;
 /**
  * The policies the simulator runs, by name, and how they are configured. Every policy but
  * {@code oracle} is router-core's own: a {@link RouterCore} with the named {@link Policies policy},
- * an approximate {@link PrefixIndex#radix radix index} (page = the fleet's block size, each backend's
- * view bounded by the fleet's KV capacity) and a {@link LoadTracker}, exactly as the proxy builds it.
+ * an approximate {@link PrefixIndex#radix radix index} (page = {@link #pageSizeTokens(int)}: the
+ * fleet's block size unless set, each backend's view bounded by the fleet's KV capacity) and a {@link LoadTracker}, exactly as the proxy builds it.
  * {@code oracle} is the {@code cache-aware} rule with each candidate's matched tokens read from the
  * engines' true caches ({@code EngineModel.cachedPrefixTokens}) instead of an index.
  *
@@ -50,6 +50,10 @@ import java.util.function.ToIntFunction;
  * @param timing how precise routers see the engines' events: the speculative entries' lifetime and
  *     the events' delivery delay, in model seconds ({@link PreciseTiming#DEFAULT}: llm-d's 2 s, no
  *     delay)
+ * @param pageSizeTokens the routers' index page in tokens, as a router's {@code routing.pageSizeTokens};
+ *     {@code 0}: the fleet's KV block size. A multiple of the block size indexes coarser than the
+ *     engines cache (fewer pages per prompt to walk); a precise router needs it to divide the block
+ *     size, and otherwise matches from its approximate view, as the proxy does
  *
  * <p>A policy name with the suffix {@link #PRECISE_SUFFIX} ({@code cache-aware/precise}) runs the
  * policy over router-core's {@link KvEventIndex precise index}: each router's view of each engine
@@ -57,7 +61,8 @@ import java.util.function.ToIntFunction;
  * decoded by a {@link KvEventStream}, as a real router's subscriber does, at the end of the engine step
  * that produced them (no network delay).
  */
-public record SimPolicies(PolicyConfig config, long seed, boolean indexReplies, int routers, PreciseTiming timing) {
+public record SimPolicies(
+    PolicyConfig config, long seed, boolean indexReplies, int routers, PreciseTiming timing, int pageSizeTokens) {
   /** The simulator-only reference policy. */
   public static final String ORACLE = Policies.ORACLE;
 
@@ -77,6 +82,14 @@ public record SimPolicies(PolicyConfig config, long seed, boolean indexReplies, 
     if (routers < 1 || routers > 64) {
       throw new IllegalArgumentException("routers: " + routers + " (expected: 1..64)");
     }
+    if (pageSizeTokens < 0) {
+      throw new IllegalArgumentException("pageSizeTokens: " + pageSizeTokens + " (expected: > 0, or 0 for the block size)");
+    }
+  }
+
+  /** Pages of the fleet's block size. */
+  public SimPolicies(PolicyConfig config, long seed, boolean indexReplies, int routers, PreciseTiming timing) {
+    this(config, seed, indexReplies, routers, timing, 0);
   }
 
   /** Precise routers with llm-d's 2 s speculative entries and events delivered without delay. */
@@ -91,12 +104,26 @@ public record SimPolicies(PolicyConfig config, long seed, boolean indexReplies, 
 
   /** A copy with {@code n} router replicas splitting the requests round-robin. */
   public SimPolicies withRouters(int n) {
-    return new SimPolicies(config, seed, indexReplies, n, timing);
+    return new SimPolicies(config, seed, indexReplies, n, timing, pageSizeTokens);
   }
 
   /** A copy whose precise routers see the engines' events with {@code timing}. */
   public SimPolicies withPrecise(PreciseTiming timing) {
-    return new SimPolicies(config, seed, indexReplies, routers, timing);
+    return new SimPolicies(config, seed, indexReplies, routers, timing, pageSizeTokens);
+  }
+
+  /**
+   * A copy whose routers index pages of {@code tokens} ({@code 0}: the fleet's block size).
+   *
+   * @throws IllegalArgumentException if {@code tokens} is negative
+   */
+  public SimPolicies withPageSizeTokens(int tokens) {
+    return new SimPolicies(config, seed, indexReplies, routers, timing, tokens);
+  }
+
+  /** The routers' index page for a fleet of {@code blockSizeTokens} blocks. */
+  public int pageSizeTokens(int blockSizeTokens) {
+    return pageSizeTokens == 0 ? blockSizeTokens : pageSizeTokens;
   }
 
   /**
@@ -166,11 +193,11 @@ public record SimPolicies(PolicyConfig config, long seed, boolean indexReplies, 
   }
 
   public SimPolicies withConfig(PolicyConfig newConfig) {
-    return new SimPolicies(newConfig, seed, indexReplies, routers, timing);
+    return new SimPolicies(newConfig, seed, indexReplies, routers, timing, pageSizeTokens);
   }
 
   public SimPolicies withIndexReplies(boolean newIndexReplies) {
-    return new SimPolicies(config, seed, newIndexReplies, routers, timing);
+    return new SimPolicies(config, seed, newIndexReplies, routers, timing, pageSizeTokens);
   }
 
   /** @throws IllegalArgumentException if {@code name} is not a known policy */
@@ -191,7 +218,7 @@ public record SimPolicies(PolicyConfig config, long seed, boolean indexReplies, 
       // each replica its own draws (as separately started routers with one seed would share them,
       // a replica's seed is offset by its number)
       RoutingPolicy policy = Policies.create(policyOf(name), config, new SplittableRandom(seed + r));
-      PrefixIndex index = PrefixIndex.radix(fleet.spec().blockSizeTokens(), fleet.clock());
+      PrefixIndex index = PrefixIndex.radix(pageSizeTokens(fleet.spec().blockSizeTokens()), fleet.clock());
       if (precise(name)) {
         index = KvEventIndex.create(index, fleet.clock(), timing.settings());
       }

@@ -10,7 +10,7 @@ import java.util.SplittableRandom;
 
 /**
  * Measures the prefix index's heap per cached token: fills an index of 8 backends x 200K tokens
- * (page 16) to capacity, then compares the used heap after a full GC with the index reachable and
+ * (page 16, or the page in tokens given as the one argument) to capacity, then compares the used heap after a full GC with the index reachable and
  * after dropping it, and sets that against {@link PrefixIndex#estimatedBytes()}. "Cached token" means
  * a token in one backend's view: a page held by 3 backends counts 3 times.
  *
@@ -21,30 +21,34 @@ import java.util.SplittableRandom;
  * <p>Run (single-threaded serial GC makes the heap figures repeatable):
  *
  * <pre>{@code
- * java -XX:+UseSerialGC -Xmx2g -cp microbench/target/microbench.jar dev.kvroute.bench.jmh.PrefixIndexMemory
+ * java -XX:+UseSerialGC -Xmx2g -cp microbench/target/microbench.jar dev.kvroute.bench.jmh.PrefixIndexMemory [PAGE]
  * }</pre>
  */
 public final class PrefixIndexMemory {
-  private static final int PAGE = 16;
+  private static final int DEFAULT_PAGE = 16;
 
   private PrefixIndexMemory() {}
 
   public static void main(String[] args) throws InterruptedException {
+    int page = args.length > 0 ? Integer.parseInt(args[0]) : DEFAULT_PAGE;
+    if (page <= 0) {
+      throw new IllegalArgumentException("page: " + page + " (expected: > 0)");
+    }
     System.out.printf("%-9s %10s %12s %12s %11s %11s%n", "fill", "heldTokens", "measuredB",
         "estimatedB", "measB/tok", "estB/tok");
     for (int round = 0; round < 2; round++) { // the first round warms up class loading and JIT
-      measure("chat", round == 1);
-      measure("disjoint", round == 1);
+      measure("chat", page, round == 1);
+      measure("disjoint", page, round == 1);
     }
   }
 
-  private static void measure(String fill, boolean print) throws InterruptedException {
+  private static void measure(String fill, int page, boolean print) throws InterruptedException {
     BackendId[] backends = new BackendId[PrefixIndexBenchmark.BACKENDS];
     for (int b = 0; b < backends.length; b++) {
       backends[b] = BackendId.of("engine-" + b);
     }
     ChatHistoryWorkload workload = new ChatHistoryWorkload(42, 256, 24_000);
-    PrefixIndex index = PrefixIndex.radix(PAGE, Ticker.system());
+    PrefixIndex index = PrefixIndex.radix(page, Ticker.system());
     for (BackendId backend : backends) {
       index.addBackend(backend, PrefixIndexBenchmark.CAPACITY_TOKENS);
     }
