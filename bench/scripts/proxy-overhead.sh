@@ -18,8 +18,8 @@
 # Every proxy is started once and stays up. For each target: steady throughput as the median of
 # ROUNDS rounds (each round one DUR-second wrk run of every proxy in turn, after 2 unmeasured
 # seconds, CONNS connections, so that the runs of one round meet the same minutes of the machine;
-# the range and each round's ratios are printed too), CPU per request (the proxy's utime+stime over each steady run, median; and the share of it in
-# the kernel, stime), p50/p99
+# the range and each round's ratios are printed too), CPU per request (the proxy's utime+stime over each steady run, median; the share of it in
+# the kernel, stime, and so the user-space part, which is where proxies differ), p50/p99
 # latency at half of nginx's median steady rate (wrk, think time per connection), RSS after the
 # rounds, and for kvroute the heap allocated per request over the steady runs
 # (jvm_gc_memory_allocated_bytes_total) and, from a fresh start, the throughput and p99 of each of
@@ -328,6 +328,7 @@ cleanup
 
 # ---- report ----
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN {if (a ~ /^[0-9.]+$/ && b > 0) printf "%.2fx", a / b; else print "-"}'; }
+user() { awk -v c="$1" -v k="$2" 'BEGIN {if (c ~ /^[0-9]+$/ && k ~ /^[0-9]+$/) printf "%.0f", c * (100 - k) / 100; else print "-"}'; }
 added() { awk -v a="$1" -v b="$2" 'BEGIN {if (a ~ /^[0-9.]+$/ && b ~ /^[0-9.]+$/) printf "%+.2f", a - b; else print "-"}'; }
 range() { tr ' ' '\n' <<<"$*" | grep -E '^[0-9]+$' | sort -n | awk 'NR == 1 {lo = $1} {hi = $1} END {print lo "–" hi}'; }
 n_rps=$(median "${rps_of[0]}")
@@ -339,14 +340,15 @@ report=$work/report.md
   echo "steady figures: the median of $ROUNDS rounds, each round one run of every proxy in turn;"
   echo "latency at ${HALF} req/s (half of nginx's median steady rate; think times: $PACING)."
   echo
-  echo "| target | req/s (steady, median) | range over the rounds | vs nginx | CPU/request (µs) | vs nginx | of it in the kernel | paced req/s | p50 (ms) | p99 (ms) | p99 added over direct (ms) | RSS (MiB) | heap alloc/request (KiB) |"
-  echo "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
-  echo "| direct | $direct_rps | - | $(ratio "$direct_rps" "$n_rps") | - | - | - | $d_rate | $d50 | $d99 | +0.00 | - | - |"
+  echo "| target | req/s (steady, median) | range over the rounds | vs nginx | CPU/request (µs) | vs nginx | of it in the kernel | so in user space (µs) | paced req/s | p50 (ms) | p99 (ms) | p99 added over direct (ms) | RSS (MiB) | heap alloc/request (KiB) |"
+  echo "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+  echo "| direct | $direct_rps | - | $(ratio "$direct_rps" "$n_rps") | - | - | - | - | $d_rate | $d50 | $d99 | +0.00 | - | - |"
   for k in "${!labels[@]}"; do
     IFS='|' read -r p50 p99 prate rss alloc <<<"${rows[$k]}"
     rps=$(median "${rps_of[$k]}")
     cpu=$(median "${cpu_of[$k]}")
-    echo "| ${labels[$k]} | $rps | $(range "${rps_of[$k]}") | $(ratio "$rps" "$n_rps") | $cpu | $(ratio "$cpu" "$n_cpu") | $(median "${kern_of[$k]}")% | $prate | $p50 | $p99 | $(added "$p99" "$d99") | $rss | $alloc |"
+    kern=$(median "${kern_of[$k]}")
+    echo "| ${labels[$k]} | $rps | $(range "${rps_of[$k]}") | $(ratio "$rps" "$n_rps") | $cpu | $(ratio "$cpu" "$n_cpu") | $kern% | $(user "$cpu" "$kern") | $prate | $p50 | $p99 | $(added "$p99" "$d99") | $rss | $alloc |"
   done
   echo
   echo "Each round (req/s / CPU µs per request; the ratios to that round's nginx):"
