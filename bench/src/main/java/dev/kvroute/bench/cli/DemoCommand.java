@@ -86,6 +86,12 @@ public final class DemoCommand implements Callable<Integer> {
       System.err.println("kvroute demo: " + e.getMessage());
       return 2;
     }
+    try {
+      policyOptions.policies().checkPages(policies, seedOptions.config().blockSizeTokens());
+    } catch (IllegalArgumentException e) {
+      System.err.println("kvroute demo: " + e.getMessage());
+      return 2;
+    }
     if (Double.isNaN(k)) {
       k = Demo.calibrate(seedOptions.config(), policyOptions.policies(), log);
     }

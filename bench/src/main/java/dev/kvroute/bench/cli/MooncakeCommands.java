@@ -60,6 +60,12 @@ final class MooncakeCommands {
     long t0 = System.nanoTime();
     PromptTokenizer tokenizer = PromptTokenizer.create(Tokenizer.defaultTokenizer());
     MooncakeWorkload w = load(config, tracePath, tokenizer);
+    try {
+      policies.checkPages(names, w.fleet().blockSizeTokens());
+    } catch (IllegalArgumentException e) {
+      System.err.println("kvroute simulate: " + e.getMessage());
+      return 2;
+    }
     MooncakeReplay.Simulated sim = MooncakeReplay.simulate(w, policies, names, threads, tokenizer);
     double wall = (System.nanoTime() - t0) / 1e9;
 
@@ -68,7 +74,7 @@ final class MooncakeCommands {
     out.println();
     List<String> notes = new ArrayList<>();
     notes.add(references(w, sim.report()));
-    notes.addAll(describe(w, policies.config()));
+    notes.addAll(describe(w, policies));
     notes.add(busy(sim.report(), w));
     notes.add(String.format(Locale.ROOT, "Simulated in %.1f s of wall time (simulation %.1f s).", wall, sim.wallSeconds()));
     notes.forEach(out::println);
@@ -154,7 +160,7 @@ final class MooncakeCommands {
     out.println();
     List<String> notes = new ArrayList<>();
     notes.add(references(w, sim.report()));
-    notes.addAll(describe(w, policies.config()));
+    notes.addAll(describe(w, policies));
     notes.add(
         String.format(
             Locale.ROOT,
@@ -206,7 +212,8 @@ final class MooncakeCommands {
   }
 
   /** What was replayed on what. */
-  static List<String> describe(MooncakeWorkload w, PolicyConfig c) {
+  static List<String> describe(MooncakeWorkload w, SimPolicies policies) {
+    PolicyConfig c = policies.config();
     MooncakeConfig m = w.config();
     List<String> notes = new ArrayList<>();
     notes.add(
@@ -220,11 +227,12 @@ final class MooncakeCommands {
         String.format(
             Locale.ROOT,
             "Engines: %d replicas, %s, %,d tokens of KV each, block %d, prefill %.0f tokens/s + %.3f s per request, decode %.0f tokens/s per request%s. "
-                + "cache-aware: load = %s requests, balance abs %d rel %.2f, cache threshold %.2f; cost: prefill weight %.2f, decode weight %.2f x %d tokens.",
+                + "Routers' index pages: %d tokens. cache-aware: load = %s requests, balance abs %d rel %.2f, cache threshold %.2f; cost: prefill weight %.2f, decode weight %.2f x %d tokens.",
             w.fleet().replicas(), m.scheduler().cliName(), w.fleet().kvCapacityTokens(), w.fleet().blockSizeTokens(),
             m.prefillTokensPerSecond(), m.prefillOverheadSeconds(), m.decodeTokensPerSecond(),
             m.scheduler() == EngineConfig.SchedulerKind.CONTINUOUS
                 ? ", " + m.maxNumBatchedTokens() + " batched tokens per step" : "",
+            policies.pageSizeTokens(w.fleet().blockSizeTokens()),
             c.loadMeasure().configName(), c.balanceAbsThreshold(), c.balanceRelThreshold(), c.cacheThreshold(),
             c.prefillWeight(), c.decodeWeight(), c.decodeTokensPerRequest()));
     return notes;

@@ -58,6 +58,12 @@ final class MultiModelCommands {
     long t0 = System.nanoTime();
     PromptTokenizer tokenizer = PromptTokenizer.create(Tokenizer.defaultTokenizer());
     Workload w = workload(config, tokenizer);
+    try {
+      policies.checkPages(names, w.fleet().blockSizeTokens());
+    } catch (IllegalArgumentException e) {
+      System.err.println("kvroute simulate: " + e.getMessage());
+      return 2;
+    }
     ModelPlan plan = options.plan(w.fleet().replicas(), w.sessions().size(), config.seed());
     Simulator simulator =
         new Simulator(tokenizer, SingleTokenVocabulary.of(tokenizer.tokenizer()), policies, threads, diagnostics)

@@ -3,7 +3,10 @@ package dev.kvroute.bench.cli;
 import dev.kvroute.bench.sim.SimPolicies;
 import dev.kvroute.core.policy.LoadMeasure;
 import dev.kvroute.core.policy.PolicyConfig;
+import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
+import picocli.CommandLine.ParameterException;
+import picocli.CommandLine.Spec;
 
 /**
  * The routing policies' thresholds and weights as flags, defaulting to the seed scenario's
@@ -42,23 +45,30 @@ public final class PolicyOptions {
   @Option(names = "--policy-seed", paramLabel = "N", description = "Seed of the policies' tie-breaking draws (default: ${DEFAULT-VALUE}).")
   long policySeed = D.seed();
 
-  @Option(names = "--page-size-tokens", paramLabel = "TOKENS", description = "Routers' prefix-index page, as serve's --page-size-tokens: a multiple of the KV block size indexes fewer, coarser pages (default: the block size).")
-  Integer pageSizeTokens;
+  /** The largest page serve's {@code routing.pageSizeTokens} accepts. */
+  static final int MAX_PAGE_SIZE_TOKENS = 4096;
 
-  /**
-   * The policies these flags configure.
-   *
-   * @throws IllegalArgumentException if {@code --page-size-tokens} is not positive
-   */
+  @Spec(Spec.Target.MIXEE)
+  CommandSpec command;
+
+  private int pageSizeTokens; // 0: the engines' block size
+
+  @Option(names = "--page-size-tokens", paramLabel = "TOKENS", description = "Routers' prefix-index page, 1 to 4096, as serve's --page-size-tokens: a multiple of the KV block size indexes fewer, coarser pages; a precise policy (P/precise) needs it to divide the block size (default: the block size).")
+  void pageSizeTokens(int tokens) {
+    if (tokens < 1 || tokens > MAX_PAGE_SIZE_TOKENS) {
+      throw new ParameterException(command.commandLine(), "--page-size-tokens: " + tokens
+          + " (expected: 1.." + MAX_PAGE_SIZE_TOKENS + ", as serve's routing.pageSizeTokens)");
+    }
+    pageSizeTokens = tokens;
+  }
+
+  /** The policies these flags configure. */
   public SimPolicies policies() {
     PolicyConfig c =
         new PolicyConfig(
             D.config().name(), cacheThreshold, balanceAbsThreshold, balanceRelThreshold,
             LoadMeasure.fromName(loadMeasure), virtualNodes, prefillWeight, decodeWeight, decodeTokensPerRequest,
             false, policySeed);
-    if (pageSizeTokens != null && pageSizeTokens <= 0) {
-      throw new IllegalArgumentException("--page-size-tokens: " + pageSizeTokens + " (expected: > 0)");
-    }
-    return new SimPolicies(c, policySeed, D.indexReplies()).withPageSizeTokens(pageSizeTokens == null ? 0 : pageSizeTokens);
+    return new SimPolicies(c, policySeed, D.indexReplies()).withPageSizeTokens(pageSizeTokens);
   }
 }

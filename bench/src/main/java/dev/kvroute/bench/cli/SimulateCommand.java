@@ -110,6 +110,12 @@ public final class SimulateCommand implements Callable<Integer> {
       return 2;
     }
     List<String> names = withReferences(policies);
+    try {
+      sp.checkPages(names, w.fleet().blockSizeTokens());
+    } catch (IllegalArgumentException e) {
+      System.err.println("kvroute simulate: " + e.getMessage());
+      return 2;
+    }
     Simulator simulator =
         new Simulator(tokenizer, SingleTokenVocabulary.of(tokenizer.tokenizer()), sp, threads, diagnostics);
     SideTraffic side;

@@ -121,7 +121,7 @@ public final class BundledFleet implements AutoCloseable {
         config = tune.apply(config);
       }
       for (int r = 0; r < policies.routers(); r++) {
-        RouterCore core = policies.core(policy, policies.pageSizeTokens(fleet.blockSizeTokens()), tokenizer, Ticker.system(), r);
+        RouterCore core = policies.core(policy, policies.pageSizeTokens(policy, fleet.blockSizeTokens()), tokenizer, Ticker.system(), r);
         routers.add(KvrouteServer.start(config, core));
       }
       return new BundledFleet(engines, routers);

@@ -100,7 +100,7 @@ public final class MultiModelFleet implements AutoCloseable {
         backends.add(new BackendConfig(uris[i], SimPolicies.backendId(i).name(), fleet.kvCapacityTokens()));
       }
       ProxyConfig config = routerConfig(policy, backends, loraAffinity, engineLoadInterval, policies);
-      RouterCore core = policies.core(policy, policies.pageSizeTokens(fleet.blockSizeTokens()), tokenizer, Ticker.system());
+      RouterCore core = policies.core(policy, policies.pageSizeTokens(policy, fleet.blockSizeTokens()), tokenizer, Ticker.system());
       KvrouteServer router = KvrouteServer.start(config, core);
       return new MultiModelFleet(groups, List.of(uris), router);
     } catch (RuntimeException e) {

@@ -127,6 +127,39 @@ public record SimPolicies(
   }
 
   /**
+   * The index page of policy {@code name}'s routers on a fleet of {@code blockSizeTokens} blocks.
+   *
+   * @throws IllegalArgumentException if {@code name} runs over KV events ({@link #precise}) and the
+   *     page does not divide the block: a precise router maps each engine block to whole pages (the
+   *     proxy would match every such backend from its approximate view instead, logged)
+   */
+  public int pageSizeTokens(String name, int blockSizeTokens) {
+    return checkedPage(name, blockSizeTokens);
+  }
+
+  /**
+   * Checks every policy of {@code names} against a fleet of {@code blockSizeTokens} blocks before a
+   * run, as {@link #pageSizeTokens(String, int)} would during it.
+   *
+   * @throws IllegalArgumentException as {@link #pageSizeTokens(String, int)}
+   */
+  public void checkPages(List<String> names, int blockSizeTokens) {
+    for (String name : names) {
+      checkedPage(name, blockSizeTokens);
+    }
+  }
+
+  private int checkedPage(String name, int blockSizeTokens) {
+    int page = pageSizeTokens(blockSizeTokens);
+    if (precise(name) && blockSizeTokens % page != 0) {
+      throw new IllegalArgumentException("policy " + name + " with --page-size-tokens " + page
+          + ": a precise router needs a page that divides the engines' block of " + blockSizeTokens
+          + " tokens (its events map each block to whole pages)");
+    }
+    return page;
+  }
+
+  /**
    * How a precise router's view of an engine lags the engine, in model seconds.
    *
    * <p>A real router's speculative entries live {@code 2 s} of its own wall clock (llm-d's TTL), and
@@ -218,7 +251,7 @@ public record SimPolicies(
       // each replica its own draws (as separately started routers with one seed would share them,
       // a replica's seed is offset by its number)
       RoutingPolicy policy = Policies.create(policyOf(name), config, new SplittableRandom(seed + r));
-      PrefixIndex index = PrefixIndex.radix(pageSizeTokens(fleet.spec().blockSizeTokens()), fleet.clock());
+      PrefixIndex index = PrefixIndex.radix(pageSizeTokens(name, fleet.spec().blockSizeTokens()), fleet.clock());
       if (precise(name)) {
         index = KvEventIndex.create(index, fleet.clock(), timing.settings());
       }

@@ -29,11 +29,15 @@ final class PageSizeOptionTest {
   }
 
   @Test
-  void aPageBelowOneIsRefusedWithTheFlagsName() {
-    assertThatThrownBy(() -> simulate("--page-size-tokens", "-1").policyOptions.policies())
-        .isInstanceOf(IllegalArgumentException.class)
-        .hasMessage("--page-size-tokens: -1 (expected: > 0)");
-    assertThatThrownBy(() -> simulate("--page-size-tokens", "0").policyOptions.policies())
-        .hasMessage("--page-size-tokens: 0 (expected: > 0)");
+  void aPageOutsideServesRangeIsRefusedWhileParsing() {
+    for (String bad : new String[] {"0", "-1", "4097", "100000"}) {
+      assertThatThrownBy(() -> simulate("--page-size-tokens", bad))
+          .isInstanceOf(CommandLine.ParameterException.class)
+          .hasMessage("--page-size-tokens: " + bad + " (expected: 1..4096, as serve's routing.pageSizeTokens)");
+    }
+    DemoCommand demo = new DemoCommand();
+    assertThatThrownBy(() -> new CommandLine(demo).parseArgs("--page-size-tokens", "0"))
+        .isInstanceOf(CommandLine.ParameterException.class);
+    assertThat(new CommandLine(new SimulateCommand()).execute("--page-size-tokens", "0")).isEqualTo(2);
   }
 }

@@ -52,4 +52,21 @@ class PageSizeSimulationTest {
         .isInstanceOf(IllegalArgumentException.class)
         .hasMessageContaining("pageSizeTokens: -16");
   }
+
+  @Test
+  void aPreciseRouterTakesOnlyAPageThatDividesTheBlock() {
+    Workload w = SeedWorkload.generate(SMALL, SimulatorTest.TOKENIZER);
+    SimPolicies coarse = SimPolicies.seedScenario().withPageSizeTokens(64);
+    Simulator sim = new Simulator(SimulatorTest.TOKENIZER, SimulatorTest.WORDS, coarse, 1);
+
+    assertThatThrownBy(() -> sim.run(w, "cache-aware/precise"))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("policy cache-aware/precise with --page-size-tokens 64")
+        .hasMessageContaining("divides the engines' block of 16 tokens");
+    assertThat(coarse.pageSizeTokens("cache-aware", 16)).isEqualTo(64);
+    SimPolicies finer = SimPolicies.seedScenario().withPageSizeTokens(8);
+    assertThat(new Simulator(SimulatorTest.TOKENIZER, SimulatorTest.WORDS, finer, 1)
+            .run(w, "cache-aware/precise").requests())
+        .isEqualTo(w.requests());
+  }
 }
