@@ -127,17 +127,6 @@ public record SimPolicies(
   }
 
   /**
-   * The index page of policy {@code name}'s routers on a fleet of {@code blockSizeTokens} blocks.
-   *
-   * @throws IllegalArgumentException if {@code name} runs over KV events ({@link #precise}) and the
-   *     page does not divide the block: a precise router maps each engine block to whole pages (the
-   *     proxy would match every such backend from its approximate view instead, logged)
-   */
-  public int pageSizeTokens(String name, int blockSizeTokens) {
-    return checkedPage(name, blockSizeTokens);
-  }
-
-  /**
    * Checks every policy of {@code names} against a fleet of {@code blockSizeTokens} blocks before a
    * run, as {@link #pageSizeTokens(String, int)} would during it.
    *
@@ -145,11 +134,18 @@ public record SimPolicies(
    */
   public void checkPages(List<String> names, int blockSizeTokens) {
     for (String name : names) {
-      checkedPage(name, blockSizeTokens);
+      pageSizeTokens(name, blockSizeTokens);
     }
   }
 
-  private int checkedPage(String name, int blockSizeTokens) {
+  /**
+   * The index page of policy {@code name}'s routers on a fleet of {@code blockSizeTokens} blocks.
+   *
+   * @throws IllegalArgumentException if {@code name} runs over KV events ({@link #precise}) and the
+   *     page does not divide the block: a precise router maps each engine block to whole pages (the
+   *     proxy would match every such backend from its approximate view instead, logged)
+   */
+  public int pageSizeTokens(String name, int blockSizeTokens) {
     int page = pageSizeTokens(blockSizeTokens);
     if (precise(name) && blockSizeTokens % page != 0) {
       throw new IllegalArgumentException("policy " + name + " with --page-size-tokens " + page
