@@ -14,10 +14,8 @@ import org.junit.jupiter.api.Test;
  * of 16-token engines credits backends in whole 64-token pages only.
  */
 class PageSizeSimulationTest {
-  /** 3 replicas × 6 sessions with 16-token blocks (SimulatorTest's reduced seed scenario). */
-  private static final SeedWorkloadConfig SMALL =
-      new SeedWorkloadConfig(
-          3, 6, 10, 6_000, 0.5, 6, 0.25, 3, 30, 300, 0.5, 200, 0.6, 5, 3, 15_000, 0.02, 30, 16, 7);
+  /** SimulatorTest's reduced seed scenario: 3 replicas × 6 sessions, 16-token blocks. */
+  private static final SeedWorkloadConfig SMALL = SimulatorTest.SMALL;
 
   private static SimDiagnostics run(SimPolicies policies, Workload w) {
     return new Simulator(SimulatorTest.TOKENIZER, SimulatorTest.WORDS, policies, 1, true)

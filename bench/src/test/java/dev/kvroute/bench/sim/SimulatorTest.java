@@ -24,7 +24,7 @@ class SimulatorTest {
   static final SingleTokenVocabulary WORDS = SingleTokenVocabulary.of(Tokenizer.defaultTokenizer());
 
   /** 3 replicas × 6 sessions, shorter documents: every policy evicts, in about a second. */
-  private static final SeedWorkloadConfig SMALL =
+  static final SeedWorkloadConfig SMALL =
       new SeedWorkloadConfig(
           3, 6, 10, 6_000, 0.5, 6, 0.25, 3, 30, 300, 0.5, 200, 0.6, 5, 3, 15_000, 0.02, 30, 16, 7);
 
