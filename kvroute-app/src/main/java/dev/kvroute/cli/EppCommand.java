@@ -66,7 +66,7 @@ public final class EppCommand implements Callable<Integer> {
   @Option(names = "--tokenizer", paramLabel = "SPEC", description = "Prompt tokens: o200k_base (default), cl100k_base, or hf:PATH.")
   String tokenizer;
 
-  @Option(names = "--page-size-tokens", paramLabel = "N", description = "Prefix-index page size in tokens (default 16, vLLM's block size): the engines' block size, or in approximate mode a multiple of it.")
+  @Option(names = "--page-size-tokens", paramLabel = "N", description = "Prefix-index page size in tokens. Approximate mode: any size, default 64 (four of vLLM's 16-token blocks: a quarter of the pages to walk and hold; a backend is credited in whole pages); precise and hybrid: the engines' block size or a divisor of it, default 16.")
   Integer pageSizeTokens;
 
   @Option(names = "--index", paramLabel = "MODE", description = "approximate (default), precise (vLLM KV events) or hybrid.")

@@ -160,7 +160,7 @@ public final class ServeCommand implements Callable<Integer> {
   Double tokenizerReuse;
 
   @YamlKey("routing.pageSizeTokens")
-  @Option(names = "--page-size-tokens", paramLabel = "N", description = "Prefix-index page size in tokens (default 16, vLLM's block size): the engines' block size, or in approximate mode a multiple of it (64: a quarter of the pages to walk and hold).")
+  @Option(names = "--page-size-tokens", paramLabel = "N", description = "Prefix-index page size in tokens. Approximate mode: any size, default 64 (four of vLLM's 16-token blocks: a quarter of the pages to walk and hold; a backend is credited in whole pages); precise and hybrid: the engines' block size or a divisor of it, default 16.")
   Integer pageSizeTokens;
 
   @YamlKey("routing.defaultCapacityTokens")

@@ -655,7 +655,7 @@ public final class EndpointPicker implements AutoCloseable {
       if (usage != null && outcome == Outcome.SUCCESS) {
         if (reported) {
           picker.metrics.reported(backendTag, usage.promptTokens(), usage.cachedTokens(),
-              ProxyMetrics.prediction(routed));
+              ProxyMetrics.prediction(routed), picker.core.index().pageSizeTokens());
         } else {
           picker.metrics.usageMissing();
         }

@@ -1013,7 +1013,8 @@ final class ProxyExchange implements UpstreamHandler.Listener, Admission.Waiter 
     String backendTag = backend == null ? "none" : backend.id().name();
     if (usage != null && outcome == Outcome.SUCCESS) {
       if (reported) {
-        px.metrics().reported(backendTag, usage.promptTokens(), usage.cachedTokens(), ProxyMetrics.prediction(routed));
+        px.metrics().reported(backendTag, usage.promptTokens(), usage.cachedTokens(), ProxyMetrics.prediction(routed),
+            px.core().index().pageSizeTokens());
       } else {
         px.metrics().usageMissing();
       }

@@ -246,12 +246,20 @@ final class ProxyMetrics implements AutoCloseable {
 
   /**
    * The engine's own usage report for a finished request, and how far the prediction was from it.
+   * The error is counted at the index's resolution: the prefix index credits a backend in whole pages
+   * of {@code pageSizeTokens}, so the report is compared in whole pages too ({@code cachedTokens}
+   * rounded down to a page), and the tokens of a cached block that fill no whole page are not counted
+   * as an error. With the page equal to the engine's block (vLLM reports whole blocks) nothing is
+   * rounded; with 64-token pages in front of 16-token blocks (the approximate mode's default) up to 48
+   * tokens are. The predicted and reported series ({@code kvroute_index_cached_tokens}) keep the raw
+   * counts.
    *
    * @param cachedTokens engine-reported cached prompt tokens, or {@code -1} when not reported
    * @param predictedCachedTokens the index's prediction for the request ({@link #prediction}), or
    *     {@code -1} when there was none: the prediction series are then left alone
+   * @param pageSizeTokens the prefix index's page, {@code > 0}
    */
-  void reported(String backend, long promptTokens, long cachedTokens, long predictedCachedTokens) {
+  void reported(String backend, long promptTokens, long cachedTokens, long predictedCachedTokens, int pageSizeTokens) {
     tokens("kvroute.engine.prompt.tokens", "Prompt tokens as reported by the engine (usage.prompt_tokens)", backend)
         .record(promptTokens);
     if (cachedTokens < 0) {
@@ -267,7 +275,7 @@ final class ProxyMetrics implements AutoCloseable {
     String mode = indexMode.apply(backend);
     cachedByMode(mode, "predicted").record(predictedCachedTokens);
     cachedByMode(mode, "reported").record(cachedTokens);
-    long error = predictedCachedTokens - cachedTokens;
+    long error = predictedCachedTokens - cachedTokens / pageSizeTokens * pageSizeTokens;
     String direction = error > 0 ? "over" : error < 0 ? "under" : "exact";
     this.<DistributionSummary>meter("kvroute.prefix.prediction.error", backend, direction, null,
         () -> DistributionSummary.builder("kvroute.prefix.prediction.error")

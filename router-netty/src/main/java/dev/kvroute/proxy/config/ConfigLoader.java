@@ -33,6 +33,11 @@ import java.util.stream.Collectors;
  * Reads a {@link ProxyConfig}: the defaults, then the YAML file (if any) on top, then overrides
  * keyed by YAML path (from command-line flags) on top of that; the merged tree is bound to the records,
  * whose constructors validate it. Keys in the file replace defaults key by key; lists replace lists.
+ * One default depends on another key: when neither the file nor an override gives {@code
+ * routing.pageSizeTokens} and {@code index.mode} is {@code approximate}, the prefix index's page is
+ * {@link RoutingConfig#APPROXIMATE_PAGE_SIZE_TOKENS} tokens (a quarter of the pages of vLLM's 16-token
+ * blocks to hash, walk and hold); in the event modes it stays the engines' block,
+ * {@link RoutingConfig#defaults()}'s 16, which the events' blocks must be a multiple of.
  *
  * <p>Stateless and thread-safe.
  */
@@ -71,8 +76,9 @@ public final class ConfigLoader {
    */
   public static ProxyConfig parse(String yaml, Map<String, ?> overrides) {
     ObjectNode tree = YAML.valueToTree(ProxyConfig.defaults());
+    JsonNode file;
     try {
-      JsonNode file = yaml == null || yaml.isBlank() ? null : YAML.readTree(yaml);
+      file = yaml == null || yaml.isBlank() ? null : YAML.readTree(yaml);
       if (file != null && !file.isNull() && !file.isMissingNode()) {
         if (!file.isObject()) {
           throw new ConfigException("config: expected a YAML mapping at the top level, got " + file.getNodeType());
@@ -82,12 +88,18 @@ public final class ConfigLoader {
     } catch (JsonProcessingException e) {
       throw new ConfigException("config: not valid YAML: " + e.getOriginalMessage(), e);
     }
+    boolean pageGiven = false;
     if (overrides != null) {
       for (Map.Entry<String, ?> o : overrides.entrySet()) {
         if (o.getValue() != null) {
           set(tree, o.getKey(), YAML.valueToTree(o.getValue()));
+          pageGiven |= o.getKey().equals(PAGE_SIZE_KEY);
         }
       }
+    }
+    pageGiven |= file != null && file.path("routing").has("pageSizeTokens");
+    if (!pageGiven && "approximate".equals(tree.path("index").path("mode").asText())) {
+      set(tree, PAGE_SIZE_KEY, YAML.valueToTree(RoutingConfig.APPROXIMATE_PAGE_SIZE_TOKENS));
     }
     try {
       return YAML.treeToValue(tree, ProxyConfig.class);
@@ -97,6 +109,9 @@ public final class ConfigLoader {
       throw new ConfigException(e.getMessage(), e);
     }
   }
+
+  /** The YAML path of the prefix index's page size, whose default depends on the index mode. */
+  private static final String PAGE_SIZE_KEY = "routing.pageSizeTokens";
 
   /** {@code config} as YAML, every option written out (the format {@link #parse} reads). */
   public static String toYaml(ProxyConfig config) {

@@ -15,8 +15,29 @@ import org.junit.jupiter.api.Test;
 final class ConfigLoaderTest {
 
   @Test
-  void emptyYamlGivesDefaults() {
-    assertThat(ConfigLoader.parse("", Map.of())).isEqualTo(ProxyConfig.defaults());
+  void emptyYamlGivesDefaultsWithTheApproximateIndexsPage() {
+    ProxyConfig defaults = ProxyConfig.defaults();
+    assertThat(defaults.index().mode()).isEqualTo("approximate");
+    assertThat(defaults.routing().pageSizeTokens()).isEqualTo(16);
+    assertThat(ConfigLoader.parse("", Map.of())).isEqualTo(
+        defaults.withRouting(defaults.routing().withPageSizeTokens(RoutingConfig.APPROXIMATE_PAGE_SIZE_TOKENS)));
+    assertThat(RoutingConfig.APPROXIMATE_PAGE_SIZE_TOKENS).isEqualTo(64);
+  }
+
+  @Test
+  void thePagesDefaultFollowsTheIndexModeUnlessGiven() {
+    assertThat(ConfigLoader.parse("index:\n  mode: precise\n", Map.of()).routing().pageSizeTokens()).isEqualTo(16);
+    assertThat(ConfigLoader.parse("", Map.of("index.mode", "hybrid")).routing().pageSizeTokens()).isEqualTo(16);
+    // the flag wins over the file's mode, and the page follows the mode in effect
+    assertThat(ConfigLoader.parse("index:\n  mode: precise\n", Map.of("index.mode", "approximate"))
+        .routing().pageSizeTokens()).isEqualTo(64);
+    // a page given in the file or by a flag is kept, even when it is the library default
+    assertThat(ConfigLoader.parse("routing:\n  pageSizeTokens: 16\n", Map.of()).routing().pageSizeTokens())
+        .isEqualTo(16);
+    assertThat(ConfigLoader.parse("", Map.of("routing.pageSizeTokens", 32)).routing().pageSizeTokens())
+        .isEqualTo(32);
+    assertThat(ConfigLoader.parse("routing:\n  pageSizeTokens: 128\n", Map.of("index.mode", "precise"))
+        .routing().pageSizeTokens()).isEqualTo(128);
   }
 
   @Test
