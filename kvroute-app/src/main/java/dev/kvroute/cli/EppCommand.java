@@ -215,6 +215,7 @@ public final class EppCommand implements Callable<Integer> {
     Runtime.getRuntime().addShutdownHook(hook);
     LOG.log(System.Logger.Level.INFO, "kvroute epp: ext_proc on " + cfg.bind() + ":" + server.grpcPort()
         + (server.metricsPort() < 0 ? "" : ", metrics on :" + server.metricsPort()) + ", policy " + cfg.policy().name()
+        + ", index " + cfg.index().mode() + " in " + cfg.routing().pageSizeTokens() + "-token pages"
         + ", " + server.picker().routableEndpoints().size() + " endpoints ready"
         + (poolName == null ? "" : ", InferencePool " + poolName) + ", fallbacks " + fallbacks);
     stopped.await();

@@ -607,6 +607,7 @@ public final class ServeCommand implements Callable<Integer> {
     // the start line, once
     LOG.log(System.Logger.Level.INFO, "kvroute listening on " + running.bind() + ":" + server.port() + " ("
         + server.transportName() + "): OpenAI base URL " + server.uri() + "/v1, policy " + running.policy().name()
+        + ", index " + running.index().mode() + " in " + running.routing().pageSizeTokens() + "-token pages"
         + ", backends " + server.backends()
         + (serving.mocks() == null ? "" : " (bundled mock engines)")
         + (server.adminUri() == null ? "" : ", admin API on " + server.adminUri()));

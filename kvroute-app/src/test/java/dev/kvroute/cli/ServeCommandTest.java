@@ -84,6 +84,24 @@ final class ServeCommandTest {
   }
 
   @Test
+  void thePagesDefaultFollowsTheIndexModeAndAFlagWins() {
+    for (String[] c : List.of(
+        new String[] {"64", "--index", "approximate"},
+        new String[] {"16", "--index", "precise"},
+        new String[] {"16", "--index", "hybrid"},
+        new String[] {"16", "--page-size-tokens", "16"},
+        new String[] {"32", "--page-size-tokens", "32"})) {
+      StringWriter out = new StringWriter();
+      CommandLine cl = new CommandLine(new ServeCommand());
+      cl.setOut(new PrintWriter(out));
+      int code = cl.execute("--print-config", "--backend", "http://127.0.0.1:8001", c[1], c[2]);
+      assertThat(code).as("%s %s", c[1], c[2]).isZero();
+      assertThat(ConfigLoader.parse(out.toString(), Map.of()).routing().pageSizeTokens())
+          .as("%s %s", c[1], c[2]).isEqualTo(Integer.parseInt(c[0]));
+    }
+  }
+
+  @Test
   void printConfigDoesNotPrintTheAdminToken() {
     StringWriter out = new StringWriter();
     CommandLine cl = new CommandLine(new ServeCommand());
