@@ -23,12 +23,9 @@ final class PredictionErrorMetricTest {
     // a page more than the engine had (it evicted one behind the router's back): 64 over
     metrics.reported("b0", 300, 48, 64, 64);
     String m = metrics.scrape();
-    assertThat(series(m, "count", "exact")).isEqualTo(1);
-    assertThat(series(m, "sum", "exact")).isEqualTo(0);
-    assertThat(series(m, "count", "under")).isEqualTo(1);
-    assertThat(series(m, "sum", "under")).isEqualTo(64);
-    assertThat(series(m, "count", "over")).isEqualTo(1);
-    assertThat(series(m, "sum", "over")).isEqualTo(64);
+    assertErrors(m, "exact", 1, 0);
+    assertErrors(m, "under", 1, 64);
+    assertErrors(m, "over", 1, 64);
     // the raw counts stay raw
     assertThat(m).containsPattern("kvroute_index_cached_tokens_sum\\{[^}]*source=\"reported\"[^}]*\\} 400\\.0");
     assertThat(m).containsPattern("kvroute_index_cached_tokens_sum\\{[^}]*source=\"predicted\"[^}]*\\} 256\\.0");
@@ -41,9 +38,14 @@ final class PredictionErrorMetricTest {
     // an engine that reports single tokens (SGLang's page of 1) against 16-token pages: 7 below a page
     metrics.reported("b0", 300, 183, 176, 16);
     String m = metrics.scrape();
-    assertThat(series(m, "sum", "under")).isEqualTo(48);
-    assertThat(series(m, "count", "under")).isEqualTo(1);
-    assertThat(series(m, "count", "exact")).isEqualTo(1);
+    assertErrors(m, "under", 1, 48);
+    assertErrors(m, "exact", 1, 0);
+  }
+
+  /** The prediction error series of {@code direction}: {@code count} requests, {@code sum} tokens in all. */
+  private static void assertErrors(String scrape, String direction, int count, int sum) {
+    assertThat(series(scrape, "count", direction)).as("requests %s", direction).isEqualTo(count);
+    assertThat(series(scrape, "sum", direction)).as("tokens %s", direction).isEqualTo(sum);
   }
 
   private static double series(String scrape, String kind, String direction) {
