@@ -65,7 +65,7 @@ run_policy() { # policy K label
   for i in $(seq 0 7); do backends+=(--backend "http://127.0.0.1:$((BASE_PORT + 1 + i)),name=engine-$i"); done
   ./kvroute serve --bind 127.0.0.1 --port $((BASE_PORT + 80)) --admin-port -1 --policy "$policy" \
     --load-measure prefilling --balance-abs-threshold 3 --balance-rel-threshold 1.5 --policy-seed 1 \
-    --no-admission "${backends[@]}" >"$log.router.log" 2>&1 &
+    --no-admission --page-size-tokens 16 "${backends[@]}" >"$log.router.log" 2>&1 &
   pids+=($!)
   for p in $(seq $((BASE_PORT + 1)) $((BASE_PORT + 8))); do wait_ready "http://127.0.0.1:$p/health" 120; done
   wait_ready "$router/ready" 120

@@ -205,10 +205,10 @@ final class DefaultRouterCore implements RouterCore {
               + healthy
               + " (expected: at least one backend added with addBackend)");
     }
-    int[] firstPage = new int[Math.min(length, Math.max(1, index.pageSizeTokens()))];
-    promptTokens.copy(0, firstPage, 0, firstPage.length);
-    long firstPageHash = RoutingContext.firstPageHash(firstPage, index.pageSizeTokens());
-    return new RoutingContext(length, sessionKey, firstPageHash, candidates);
+    int[] lead = new int[Math.min(length, RoutingContext.LEAD_TOKENS)];
+    promptTokens.copy(0, lead, 0, lead.length);
+    long leadHash = RoutingContext.leadHash(lead, RoutingContext.LEAD_TOKENS);
+    return new RoutingContext(length, sessionKey, leadHash, candidates);
   }
 
   /** {@code healthy}'s registered backends, sorted, each once (cached while they stay the same). */

@@ -44,7 +44,7 @@ public interface RouterCore {
    *
    * @param policy decides among the candidates
    * @param tokenizer turns requests into the tokens the index sees
-   * @param index the prefix index; its page size also sizes {@link RoutingContext#firstPageHash}
+   * @param index the prefix index
    * @param loads the load tracker leases are taken from
    */
   static RouterCore create(

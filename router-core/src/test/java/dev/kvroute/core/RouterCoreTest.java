@@ -179,7 +179,25 @@ class RouterCoreTest {
   }
 
   @Test
-  void contextCarriesPromptSessionAndFirstPageHash() {
+  void theLeadHashCoversSixteenTokensWhateverTheIndexsPage() {
+    // sticky's fallback key: requests that share a short system prompt share it at 64-token pages too
+    Recording policy = new Recording();
+    RouterCore core = RouterCore.create(policy, TOKENIZER, PrefixIndex.radix(64, Ticker.system()), loads);
+    core.addBackend(A, 1 << 20);
+    int[] first = IntStream.range(0, 80).toArray();
+    int[] second = first.clone();
+    second[20] = -7; // differs after the first 16 tokens, inside the first 64-token page
+    core.route(first, null, List.of(A));
+    core.route(second, null, List.of(A));
+    assertThat(policy.seen.get(1).leadHash()).isEqualTo(policy.seen.get(0).leadHash())
+        .isEqualTo(RoutingContext.leadHash(first, RoutingContext.LEAD_TOKENS));
+    second[15] = -7;
+    core.route(second, null, List.of(A));
+    assertThat(policy.seen.get(2).leadHash()).isNotEqualTo(policy.seen.get(0).leadHash());
+  }
+
+  @Test
+  void contextCarriesPromptSessionAndLeadHash() {
     Recording policy = new Recording();
     RouterCore core = core(policy);
     int[] tokens = IntStream.range(0, 40).toArray();
@@ -187,10 +205,10 @@ class RouterCoreTest {
     RoutingContext ctx = policy.seen.get(0);
     assertThat(ctx.promptTokens()).isEqualTo(40);
     assertThat(ctx.sessionKey()).isEqualTo("s-1");
-    assertThat(ctx.firstPageHash()).isEqualTo(RoutingContext.firstPageHash(tokens, PAGE));
+    assertThat(ctx.leadHash()).isEqualTo(RoutingContext.leadHash(tokens, RoutingContext.LEAD_TOKENS));
     int[] short1 = {5, 6, 7};
     core.route(short1, null, ALL);
-    assertThat(policy.seen.get(1).firstPageHash()).isEqualTo(RoutingContext.firstPageHash(short1, PAGE));
+    assertThat(policy.seen.get(1).leadHash()).isEqualTo(RoutingContext.leadHash(short1, RoutingContext.LEAD_TOKENS));
   }
 
   @Test

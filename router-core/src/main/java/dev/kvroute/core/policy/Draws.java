@@ -19,7 +19,7 @@ interface Draws {
 
   /** Draws from a fresh generator seeded by {@code context}: deterministic, touches no shared state. */
   static Draws preview(RoutingContext context) {
-    long seed = context.firstPageHash() * 0x9E3779B97F4A7C15L + context.promptTokens();
+    long seed = context.leadHash() * 0x9E3779B97F4A7C15L + context.promptTokens();
     if (context.sessionKey() != null) {
       seed ^= Hashing.hash64(context.sessionKey());
     }

@@ -13,7 +13,7 @@ import java.util.random.RandomGenerator;
  *   <li>{@code random}: uniform over the candidates.
  *   <li>{@code least-loaded}: the lowest {@link PolicyConfig#loadMeasure() load}; random among ties.
  *   <li>{@code power-of-two}: the less loaded of two distinct random candidates.
- *   <li>{@code sticky}: the session key, or without one the hash of the prompt's first page, on a
+ *   <li>{@code sticky}: the session key, or without one the hash of the prompt's first 16 tokens, on a
  *       consistent-hash ring of the candidates ({@link PolicyConfig#virtualNodes()} points each):
  *       a backend leaving moves only its own keys.
  *   <li>{@code cache-aware}: SGLang's rule ({@code select_worker} in

@@ -19,10 +19,10 @@ public enum PromptReads {
   NONE,
 
   /**
-   * The prompt's tokens (its length, its first page's hash), not the prefix match: the prompt is
+   * The prompt's tokens (its length, the hash of its first 16), not the prefix match: the prompt is
    * tokenized, but neither matched against the prefix index nor recorded in it; every candidate's
    * {@link Candidate#matchedTokens()} is {@code 0}. {@code sticky} for a request without a session
-   * key (it hashes the first page).
+   * key (it hashes the first 16 tokens).
    */
   TOKENS,
 

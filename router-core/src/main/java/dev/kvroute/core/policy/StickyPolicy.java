@@ -23,7 +23,7 @@ final class StickyPolicy extends AbstractPolicy {
     this.ring = new Ring(new long[0], new BackendId[0], Set.of());
   }
 
-  /** Nothing of the prompt with a session key; without one, the tokens of its first page (the key). */
+  /** Nothing of the prompt with a session key; without one, the tokens of its first 16 (the key, {@link RoutingContext#LEAD_TOKENS}). */
   @Override
   public PromptReads reads(String sessionKey) {
     return sessionKey != null ? PromptReads.NONE : PromptReads.TOKENS;
@@ -41,7 +41,7 @@ final class StickyPolicy extends AbstractPolicy {
     }
     boolean bySession = context.sessionKey() != null;
     long key =
-        bySession ? Hashing.hash64(context.sessionKey()) : Hashing.mix64(context.firstPageHash());
+        bySession ? Hashing.hash64(context.sessionKey()) : Hashing.mix64(context.leadHash());
     BackendId owner = r.owner(key);
     int chosen = 0;
     for (int i = 0; i < cs.size(); i++) {

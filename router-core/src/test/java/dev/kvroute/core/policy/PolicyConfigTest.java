@@ -49,14 +49,14 @@ class PolicyConfigTest {
   }
 
   @Test
-  void firstPageHashCoversOnlyTheFirstPage() {
+  void leadHashCoversOnlyTheLeadingTokens() {
     int[] a = {1, 2, 3, 4, 5, 6};
     int[] b = {1, 2, 3, 4, 9, 9};
-    assertThat(RoutingContext.firstPageHash(a, 4)).isEqualTo(RoutingContext.firstPageHash(b, 4));
-    assertThat(RoutingContext.firstPageHash(a, 5)).isNotEqualTo(RoutingContext.firstPageHash(b, 5));
-    assertThat(RoutingContext.firstPageHash(new int[] {1, 2}, 16))
-        .isNotEqualTo(RoutingContext.firstPageHash(new int[] {1, 2, 3}, 16));
-    assertThatThrownBy(() -> RoutingContext.firstPageHash(a, 0))
-        .hasMessage("pageSizeTokens: 0 (expected: >= 1)");
+    assertThat(RoutingContext.leadHash(a, 4)).isEqualTo(RoutingContext.leadHash(b, 4));
+    assertThat(RoutingContext.leadHash(a, 5)).isNotEqualTo(RoutingContext.leadHash(b, 5));
+    assertThat(RoutingContext.leadHash(new int[] {1, 2}, 16))
+        .isNotEqualTo(RoutingContext.leadHash(new int[] {1, 2, 3}, 16));
+    assertThatThrownBy(() -> RoutingContext.leadHash(a, 0))
+        .hasMessage("leadTokens: 0 (expected: >= 1)");
   }
 }
