@@ -126,13 +126,24 @@ class ContainerStackIT {
     }
   }
 
+  /** About 90 words of context after each session's own opening words. */
+  private static final String PROJECT_BRIEF = "The plan: migrate the billing service to the new cluster in"
+      + " three phases over six weeks. Phase one moves read traffic behind a flag and compares answers with"
+      + " the old service; phase two moves writes for internal accounts only, with a nightly reconciliation"
+      + " job that reports every difference; phase three moves every account, keeps the old service as a"
+      + " hot standby for two weeks, then retires it. Owners: platform team for the cluster, payments team"
+      + " for the service, finance for the reconciliation reports. Risks we know of: the exchange-rate cache,"
+      + " the invoice numbering, and the weekend batch jobs.";
+
   @Test
   @Order(1)
   void routesEachSessionToOneBackendAndNamesIt() throws Exception {
     List<String> chosen = new ArrayList<>();
     for (int session = 0; session < 4; session++) {
       String user = "session-" + session;
-      String first = "Summarise the plan for project " + session + " in one line.";
+      // longer than one of the approximate index's 64-token pages, as a real first turn with its
+      // context is: the router credits a backend with whole pages, so a shorter one matches nothing
+      String first = "Summarise the plan for project " + session + " in one line. " + PROJECT_BRIEF;
       HttpResponse<String> turn1 = chat(user, List.of(Map.of("role", "user", "content", first)), false);
       assertThat(turn1.statusCode()).as(turn1.body()).isEqualTo(200);
       String backend = backendOf(turn1);
