@@ -450,7 +450,8 @@ final class ProxyExchange implements UpstreamHandler.Listener, Admission.Waiter 
       Throwable cause = f.cause();
       boolean timeout = cause instanceof ConnectTimeoutException;
       upstreamFailed(timeout ? "connect_timeout" : "connect",
-          "cannot connect to backend " + backend.id() + ": " + cause.getMessage(),
+          "cannot connect to backend " + backend.id() + ": "
+              + Transport.connectFailure(cause, px.config().timeouts().connect()),
           timeout ? HttpResponseStatus.GATEWAY_TIMEOUT : HttpResponseStatus.BAD_GATEWAY);
       return;
     }

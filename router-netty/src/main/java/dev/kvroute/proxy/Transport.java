@@ -1,7 +1,14 @@
 package dev.kvroute.proxy;
 
+import io.netty.bootstrap.Bootstrap;
+import io.netty.bootstrap.ServerBootstrap;
+import io.netty.channel.Channel;
+import io.netty.channel.ChannelFuture;
+import io.netty.channel.ChannelInboundHandlerAdapter;
+import io.netty.channel.ConnectTimeoutException;
 import io.netty.channel.IoHandlerFactory;
 import io.netty.channel.MultiThreadIoEventLoopGroup;
+import io.netty.channel.ServerChannel;
 import io.netty.channel.epoll.Epoll;
 import io.netty.channel.epoll.EpollIoHandler;
 import io.netty.channel.epoll.EpollServerSocketChannel;
@@ -16,25 +23,32 @@ import io.netty.channel.uring.IoUringIoHandler;
 import io.netty.channel.uring.IoUringServerSocketChannel;
 import io.netty.channel.uring.IoUringSocketChannel;
 import java.lang.System.Logger.Level;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.time.Duration;
 import java.util.List;
 import java.util.Locale;
 import java.util.Objects;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.regex.Pattern;
 
 /**
  * The socket transport of the proxy's event loops, client and backend sides alike. On Linux the
  * default is Netty's io_uring transport when the kernel lets this process set up a ring: reads,
  * writes and accepts are submitted to and completed from two rings shared with the kernel, instead
  * of epoll's readiness notification followed by one system call per read or write, which takes
- * about a tenth to a fifth off the router's CPU per request ({@code docs/performance.md}, "The
- * io_uring transport"). When it is not available (a kernel before 5.14, {@code
- * /proc/sys/kernel/io_uring_disabled}, or a container whose seccomp profile refuses {@code
- * io_uring_setup}, as Docker's and Kubernetes' {@code RuntimeDefault} profiles do), native epoll,
- * else NIO (not Linux).
+ * about 15% off the router's CPU per request (median of alternated pairs, {@code
+ * docs/performance.md}, "The io_uring transport"). When it is not available (a kernel before 5.14,
+ * {@code /proc/sys/kernel/io_uring_disabled}, or a container whose seccomp profile refuses {@code
+ * io_uring_setup}, as Docker's default and containerd's {@code RuntimeDefault} profiles do), native
+ * epoll, else NIO (not Linux).
  *
  * <p>The system property {@code kvroute.transport} ({@value #IO_URING}, {@value #EPOLL} or {@value
  * #NIO}) asks for one: an unavailable one falls back along the same order with a warning that
- * gives the kernel's reason; any other value is refused with {@link IllegalArgumentException}. The
- * server's start line names the transport in use.
+ * gives the kernel's reason (also given when, unasked, a ring can be set up but an event loop cannot
+ * run on it); any other value is refused with {@link IllegalArgumentException}. Case and surrounding
+ * spaces are ignored. The server's start line names the transport in use.
  *
  * <p>Immutable and thread-safe ({@link #best()} is synchronized).
  */
@@ -50,6 +64,12 @@ record Transport(
   static final String NIO = "nio";
   private static final List<String> ORDER = List.of(IO_URING, EPOLL, NIO);
   private static final System.Logger LOG = System.getLogger(Transport.class.getName());
+  /** The longest the io_uring probe waits for its bind, then for its connect. */
+  private static final int PROBE_SECONDS = 2;
+  /** The address Netty appends to a connect failure: {@code ": /10.0.0.5:8000"}, {@code ": host/10.0.0.5:8000"}. */
+  private static final Pattern ADDRESS = Pattern.compile(": \\S*/\\S+$");
+  /** The native call Netty's epoll and io_uring put first: {@code "io_uring connect(..) failed with error(-111): "}. */
+  private static final Pattern NATIVE_CALL = Pattern.compile("^.*?\\(\\.\\.\\) failed(?: with error\\(-?\\d+\\))?: ");
 
   /** The value of {@link #PROPERTY} the last choice was made for, and the transport it chose. */
   private static String chosenFor;
@@ -90,6 +110,9 @@ record Transport(
       if (wanted != null && name.equals(first)) {
         LOG.log(Level.WARNING, PROPERTY + "=" + wanted + " is not available here (" + unavailable
             + "); using the next transport");
+      } else if (name.equals(IO_URING) && IoUring.isAvailable()) {
+        // a ring can be set up but an event loop cannot run on it: say why Netty just logged errors
+        LOG.log(Level.WARNING, "io_uring is only partly available here (" + unavailable + "); using the next transport");
       }
     }
     throw new AssertionError("NIO is always available");
@@ -98,7 +121,7 @@ record Transport(
   /** Why transport {@code name} cannot be used here, or {@code null} when it can. */
   static Throwable unavailability(String name) {
     return switch (name) {
-      case IO_URING -> IoUring.isAvailable() ? null : IoUring.unavailabilityCause();
+      case IO_URING -> IoUring.isAvailable() ? UringProbe.FAILURE : IoUring.unavailabilityCause();
       case EPOLL -> Epoll.isAvailable() ? null : Epoll.unavailabilityCause();
       case NIO -> null;
       default -> throw new IllegalArgumentException(name);
@@ -113,6 +136,84 @@ record Transport(
           EpollSocketChannel.class);
       default -> new Transport(NIO, NioIoHandler.newFactory(), NioServerSocketChannel.class, NioSocketChannel.class);
     };
+  }
+
+  /**
+   * What to tell a client about a failed connection to a backend, the same on every transport:
+   * {@code connection refused}, {@code connection timed out after 3000 ms}. Netty's transports word
+   * the same failure differently ({@code io_uring connect(..) failed with error(-111): Connection
+   * refused}, {@code finishConnect(..) failed with error(-111): Connection refused: /10.0.0.5:8000},
+   * {@code Connection refused: /10.0.0.5:8000}); this keeps the operating system's reason and drops
+   * the native call, the error number and the address (the caller names the backend).
+   *
+   * @param connectTimeout the configured connect timeout, named for a timeout
+   */
+  static String connectFailure(Throwable cause, Duration connectTimeout) {
+    if (cause instanceof ConnectTimeoutException) {
+      return "connection timed out after " + connectTimeout.toMillis() + " ms";
+    }
+    String m = cause.getMessage();
+    if (m == null || m.isBlank()) {
+      return cause.getClass().getSimpleName();
+    }
+    m = NATIVE_CALL.matcher(ADDRESS.matcher(m).replaceFirst("")).replaceFirst("");
+    if (m.length() > 1 && Character.isUpperCase(m.charAt(0)) && Character.isLowerCase(m.charAt(1))) {
+      m = Character.toLowerCase(m.charAt(0)) + m.substring(1);
+    }
+    return m;
+  }
+
+  /**
+   * Whether an io_uring event loop works here, beyond {@link IoUring#isAvailable()} (which only sets
+   * up a ring): a policy may allow {@code io_uring_setup} but refuse {@code io_uring_enter}, and then
+   * every event loop thread dies at its first wait and the server never listens. One loopback
+   * connection through a one-thread io_uring group, at most {@value #PROBE_SECONDS} s, once per JVM.
+   */
+  private static final class UringProbe {
+    static final Throwable FAILURE = probe();
+
+    private static Throwable probe() {
+      MultiThreadIoEventLoopGroup group = new MultiThreadIoEventLoopGroup(1, IoUringIoHandler.newFactory());
+      Channel server = null;
+      Channel client = null;
+      try {
+        ChannelFuture bound = new ServerBootstrap().group(group).channel(IoUringServerSocketChannel.class)
+            .childHandler(new ChannelInboundHandlerAdapter())
+            .bind(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0));
+        Throwable failed = failure(bound);
+        if (failed != null) {
+          return failed;
+        }
+        server = bound.channel();
+        ChannelFuture connected = new Bootstrap().group(group).channel(IoUringSocketChannel.class)
+            .handler(new ChannelInboundHandlerAdapter())
+            .connect(server.localAddress());
+        client = connected.channel();
+        return failure(connected);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        return e;
+      } catch (RuntimeException e) {
+        return e;
+      } finally {
+        if (client != null) {
+          client.close();
+        }
+        if (server != null) {
+          server.close();
+        }
+        group.shutdownGracefully(0, 0, TimeUnit.SECONDS);
+      }
+    }
+
+    /** Why {@code f} failed or did not finish within {@value #PROBE_SECONDS} s, or {@code null}. */
+    private static Throwable failure(ChannelFuture f) throws InterruptedException {
+      if (!f.await(PROBE_SECONDS, TimeUnit.SECONDS)) {
+        return new TimeoutException("an io_uring event loop did not " + (f.channel() instanceof ServerChannel
+            ? "bind" : "connect") + " over loopback within " + PROBE_SECONDS + " s (is io_uring_enter refused?)");
+      }
+      return f.isSuccess() ? null : f.cause();
+    }
   }
 
   /** A new event loop group of {@code threads} ({@code 0}: Netty's default, 2 × cores). */

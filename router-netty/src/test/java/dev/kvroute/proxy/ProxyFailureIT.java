@@ -202,7 +202,8 @@ final class ProxyFailureIT {
         .withHealthCheck(new HealthCheckConfig(false, "/health", Duration.ofSeconds(5), Duration.ofSeconds(1), 2, 1, Duration.ZERO)))) {
       HttpResponse<String> r = post(router, "/v1/completions", "{\"prompt\":\"p\"}");
       assertThat(r.statusCode()).isEqualTo(502);
-      assertThat(r.body()).contains("cannot connect").contains("BadGatewayError");
+      assertThat(r.body()).contains("BadGatewayError")
+          .containsPattern("cannot connect to backend 127\\.0\\.0\\.1:\\d+: connection refused\"");
     }
   }
 

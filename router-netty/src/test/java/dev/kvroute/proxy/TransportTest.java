@@ -12,11 +12,14 @@ import io.netty.channel.Channel;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
 import io.netty.channel.ChannelInitializer;
+import io.netty.channel.ConnectTimeoutException;
 import io.netty.channel.MultiThreadIoEventLoopGroup;
 import io.netty.channel.SimpleChannelInboundHandler;
 import io.netty.channel.socket.SocketChannel;
+import java.net.ConnectException;
 import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
+import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
@@ -47,6 +50,26 @@ final class TransportTest {
     assertThatThrownBy(() -> Transport.choose("kqueue"))
         .isInstanceOf(IllegalArgumentException.class)
         .hasMessage("kvroute.transport=kqueue (expected: io_uring, epoll, nio)");
+  }
+
+  @Test
+  void aConnectFailureReadsTheSameOnEveryTransport() {
+    Duration timeout = Duration.ofMillis(3000);
+    assertThat(Transport.connectFailure(
+        new ConnectException("io_uring connect(..) failed with error(-111): Connection refused"), timeout))
+        .isEqualTo("connection refused");
+    assertThat(Transport.connectFailure(new ConnectException(
+        "finishConnect(..) failed with error(-111): Connection refused: /127.0.0.1:19599"), timeout))
+        .isEqualTo("connection refused");
+    assertThat(Transport.connectFailure(new ConnectException("connect(..) failed: No route to host: "
+        + "engine-0.vllm/10.0.0.5:8000"), timeout)).isEqualTo("no route to host");
+    assertThat(Transport.connectFailure(new ConnectException("Connection refused: /127.0.0.1:19599"), timeout))
+        .isEqualTo("connection refused");
+    assertThat(Transport.connectFailure(
+        new ConnectTimeoutException("connection timed out: /127.0.0.1:19599"), timeout))
+        .isEqualTo("connection timed out after 3000 ms");
+    assertThat(Transport.connectFailure(new ConnectException(), timeout)).isEqualTo("ConnectException");
+    assertThat(Transport.connectFailure(new java.io.IOException("TLS: EOF"), timeout)).isEqualTo("TLS: EOF");
   }
 
   /** Each transport this machine has carries bytes both ways between its server and client channels. */
