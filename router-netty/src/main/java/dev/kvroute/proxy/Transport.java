@@ -41,7 +41,7 @@ import java.util.regex.Pattern;
  * about 15% off the router's CPU per request (median of alternated pairs, {@code
  * docs/performance.md}, "The io_uring transport"). When it is not available (a kernel before 5.14,
  * {@code /proc/sys/kernel/io_uring_disabled}, or a container whose seccomp profile refuses {@code
- * io_uring_setup}, as Docker's default and containerd's {@code RuntimeDefault} profiles do), native
+ * io_uring_setup}, as upstream Docker's default and containerd's {@code RuntimeDefault} do), native
  * epoll, else NIO (not Linux).
  *
  * <p>The system property {@code kvroute.transport} ({@value #IO_URING}, {@value #EPOLL} or {@value
