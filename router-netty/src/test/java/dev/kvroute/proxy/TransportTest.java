@@ -31,8 +31,9 @@ final class TransportTest {
   private static final List<String> ORDER = List.of(Transport.IO_URING, Transport.EPOLL, Transport.NIO);
 
   @Test
-  void withoutThePropertyTheFirstAvailableOfIoUringEpollAndNioIsTaken() {
-    String expected = ORDER.stream().filter(n -> Transport.unavailability(n) == null).findFirst().orElseThrow();
+  void withoutThePropertyTheFirstAvailableOfEpollAndNioIsTaken() {
+    String expected = ORDER.subList(1, ORDER.size()).stream().filter(n -> Transport.unavailability(n) == null)
+        .findFirst().orElseThrow();
     assertThat(Transport.choose(null).name()).isEqualTo(expected);
   }
 
