@@ -2,6 +2,7 @@ package dev.kvroute.proxy;
 
 import io.netty.channel.Channel;
 import io.netty.channel.group.ChannelGroup;
+import io.netty.channel.group.ChannelGroupFuture;
 import io.netty.channel.group.DefaultChannelGroup;
 import io.netty.util.concurrent.GlobalEventExecutor;
 import java.time.Duration;
@@ -22,6 +23,20 @@ final class ClientConnections {
       return "DRAIN";
     }
   };
+
+  /**
+   * The user event {@link #closeAll} fires on every connection's pipeline: the router is closing
+   * now; end the request in progress with an error the client can read, then close.
+   */
+  static final Object SHUTDOWN = new Object() {
+    @Override
+    public String toString() {
+      return "SHUTDOWN";
+    }
+  };
+
+  /** How long {@link #closeAll} lets connections write their last error before closing them. */
+  static final Duration SHUTDOWN_GRACE = Duration.ofSeconds(1);
 
   private final ChannelGroup channels = new DefaultChannelGroup("kvroute-clients", GlobalEventExecutor.INSTANCE);
   private volatile boolean draining;
@@ -53,10 +68,21 @@ final class ClientConnections {
   }
 
   /**
-   * Closes every open connection, aborting the requests in progress on them (each one's upstream
-   * request is closed by its exchange), and waits up to {@code timeout} for the closes to complete.
+   * Closes every open connection, aborting the requests in progress on them. First each connection
+   * gets the {@link #SHUTDOWN} user event on its own loop, so that a request in progress ends in a
+   * way its client can read (a 503 error, or an SSE stream's error event) before its connection
+   * closes; connections still open after {@link #SHUTDOWN_GRACE} (a client not reading its error) or
+   * {@code timeout}, whichever is shorter, are closed outright. Each exchange closes its upstream
+   * request. Waits up to {@code timeout} in all for the closes to complete.
    */
   void closeAll(Duration timeout) {
-    channels.close().awaitUninterruptibly(timeout.toMillis());
+    long deadline = System.nanoTime() + timeout.toNanos();
+    ChannelGroupFuture closed = channels.newCloseFuture();
+    for (Channel ch : channels) {
+      ch.eventLoop().execute(() -> ch.pipeline().fireUserEventTriggered(SHUTDOWN));
+    }
+    closed.awaitUninterruptibly(Math.min(SHUTDOWN_GRACE.toMillis(), timeout.toMillis()));
+    long left = Math.max(0, java.util.concurrent.TimeUnit.NANOSECONDS.toMillis(deadline - System.nanoTime()));
+    channels.close().awaitUninterruptibly(left);
   }
 }

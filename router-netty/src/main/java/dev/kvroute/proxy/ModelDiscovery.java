@@ -21,6 +21,11 @@ import java.util.concurrent.TimeUnit;
  * error status, a body that is not a model list) keeps what was known before; a backend never read
  * stays {@link ServedModels#UNKNOWN} and may be sent any model.
  *
+ * <p>Logging: a change of what a backend serves at INFO. A backend whose models cannot be read while
+ * nothing is known of them gets one INFO line with the reason, and another only when the reason
+ * changes (a dead backend is asked every health-check interval: the repeats are DEBUG); once a read
+ * succeeds the next failure is reported again. A failure that keeps a known view is DEBUG.
+ *
  * <p>Thread-safe: results are applied from the control client's threads to a volatile field of the
  * backend; a change is logged once.
  */
@@ -37,6 +42,9 @@ final class ModelDiscovery implements AutoCloseable {
   private ScheduledFuture<?> retryTask;
   /** The latest read of each backend not yet applied. */
   private final java.util.Map<dev.kvroute.core.BackendId, CompletableFuture<Void>> pending =
+      new java.util.concurrent.ConcurrentHashMap<>();
+  /** The reason last logged at INFO for each backend whose models cannot be read yet. */
+  private final java.util.Map<dev.kvroute.core.BackendId, String> reported =
       new java.util.concurrent.ConcurrentHashMap<>();
 
   /**
@@ -66,6 +74,7 @@ final class ModelDiscovery implements AutoCloseable {
 
   /** Asks again every backend whose models are unknown and not being read. */
   private void retryUnknown() {
+    reported.keySet().removeIf(id -> backends.get(id) == null);
     for (Backend b : backends.all()) {
       if (!b.models().known() && !pending.containsKey(b.id())) {
         try {
@@ -145,10 +154,16 @@ final class ModelDiscovery implements AutoCloseable {
       }
     }).handle((served, e) -> {
       if (e != null) {
-        // logged while nothing is known (it is then sent any model); a stale view is kept quietly
-        LOG.log(b.models().known() ? Level.DEBUG : Level.INFO, "backend " + b.id()
-            + ": cannot read its models yet (" + (e.getCause() != null ? e.getCause() : e) + ")");
+        // INFO while nothing is known (it is then sent any model), once per reason; a stale view is
+        // kept quietly
+        Throwable cause = e.getCause() != null ? e.getCause() : e;
+        String reason = cause.getMessage() != null ? cause.getMessage() : cause.toString();
+        boolean tell = !b.models().known() && !reason.equals(reported.put(b.id(), reason));
+        LOG.log(tell ? Level.INFO : Level.DEBUG, "backend " + b.id() + ": cannot read its models yet ("
+            + reason + ")" + (tell ? "; asked again every " + retryInterval.toMillis() + " ms, logged again"
+            + " when the reason changes" : ""));
       } else {
+        reported.remove(b.id());
         apply(b, served);
       }
       return null;

@@ -10,7 +10,7 @@ enum Outcome {
   SERVER_ERROR("server_error"),
   /** The router refused the request (413, 414, 431, 400, 417, 404): it never reached a backend. */
   REJECTED("rejected"),
-  /** No backend was healthy (503). */
+  /** No backend was healthy, or the router closed with the request not yet answered (503). */
   UNAVAILABLE("unavailable"),
   /** The upstream failed after retries (502, 504) or the response broke off mid-stream. */
   FAILED("failed"),

@@ -872,6 +872,26 @@ final class ProxyExchange implements UpstreamHandler.Listener, Admission.Waiter 
   }
 
   /**
+   * The router is closing with this request still in progress (the drain timeout passed, or
+   * {@code close()} without a drain): a response not started yet is answered 503 (the client may
+   * send it again to another router replica); a started SSE stream ends with an error event as in
+   * {@link #abortClient}; any other started body is cut. The connection closes after it.
+   */
+  void onShutdown() {
+    if (done) {
+      return;
+    }
+    String message = "the router is shutting down; the request was ended before its response completed";
+    if (!responseStarted) {
+      closeUpstream();
+      cancelTimer();
+      respondError(HttpResponseStatus.SERVICE_UNAVAILABLE, message, Outcome.UNAVAILABLE);
+      return;
+    }
+    abortClient(message, HttpResponseStatus.SERVICE_UNAVAILABLE);
+  }
+
+  /**
    * The response broke off after it started. An SSE body sent with chunked framing ends the way vLLM
    * reports an error in the middle of a stream ({@code create_streaming_error_response}): an event
    * {@code data: {"error": {...}}} (after a blank line if the backend stopped inside an event), then

@@ -118,6 +118,17 @@ final class ProxyHandler extends ChannelInboundHandlerAdapter {
       drain();
       return;
     }
+    if (evt == ClientConnections.SHUTDOWN) {
+      closing = true;
+      releaseQueued();
+      if (exchange != null) {
+        exchange.onShutdown(); // answers or ends its stream; exchangeDone then closes
+      } else {
+        cancelRequestTimer();
+        ctx.close();
+      }
+      return;
+    }
     ctx.fireUserEventTriggered(evt);
   }
 

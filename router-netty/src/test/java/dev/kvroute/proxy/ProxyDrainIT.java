@@ -16,7 +16,7 @@ import org.junit.jupiter.api.extension.ExtendWith;
 /**
  * The graceful shutdown ({@link KvrouteServer#drain}): new connections are refused, idle ones are
  * closed, a stream in progress is relayed to its end with {@code Connection: close}, and what
- * outlasts the limit is cut by {@link KvrouteServer#close()}.
+ * outlasts the limit is ended by {@link KvrouteServer#close()} with an error its client can read.
  */
 @ExtendWith(NettyLeakExtension.class)
 final class ProxyDrainIT {
@@ -95,7 +95,7 @@ final class ProxyDrainIT {
   }
 
   @Test
-  void whatOutlastsTheDrainIsAbortedByClose() throws Exception {
+  void aStreamThatOutlastsTheDrainEndsWithAnErrorEventAtClose() throws Exception {
     try (FakeBackend backend = new FakeBackend("b");
         KvrouteServer router = KvrouteServer.start(ProxyFailureIT.base("round-robin", List.of(backend.uri())));
         RawHttp streaming = new RawHttp(router.port())) {
@@ -105,9 +105,34 @@ final class ProxyDrainIT {
       assertThat(router.drain(Duration.ofMillis(300))).isFalse();
       assertThat(router.openClientConnections()).isEqualTo(1);
       router.close();
-      assertThatThrownBy(streaming::read).as("the stream is cut (not left to time out)")
-          .isInstanceOf(java.io.IOException.class).isNotInstanceOf(java.net.SocketTimeoutException.class);
+      // the stream is cut, not left to time out, and says why as vLLM's mid-stream errors do
+      RawHttp.Response r = streaming.read();
+      assertThat(r.status()).isEqualTo(200);
+      String body = r.bodyText();
+      assertThat(body.split("data: ", -1).length).as("some events relayed first").isBetween(2, 100);
+      assertThat(body).contains("data: {\"error\":").contains("the router is shutting down")
+          .contains("\"code\":503").endsWith("data: [DONE]\n\n");
+      assertThat(streaming.closedByPeer()).isTrue();
       await().atMost(5, TimeUnit.SECONDS).until(() -> backend.abortedStreams.get() == 1);
+    }
+  }
+
+  @Test
+  void aRequestNotAnsweredWhenTheRouterClosesGetsA503() throws Exception {
+    try (FakeBackend backend = new FakeBackend("b");
+        KvrouteServer router = KvrouteServer.start(ProxyFailureIT.base("round-robin", List.of(backend.uri())));
+        RawHttp waiting = new RawHttp(router.port())) {
+      waiting.send(streamRequest("stall"));
+      await().atMost(5, TimeUnit.SECONDS).until(() -> backend.received.size() == 1);
+
+      assertThat(router.drain(Duration.ofMillis(200))).isFalse();
+      router.close();
+      RawHttp.Response r = waiting.read();
+      assertThat(r.status()).isEqualTo(503);
+      assertThat(r.header("connection")).isEqualToIgnoringCase("close");
+      assertThat(r.bodyText()).contains("\"type\":").contains("the router is shutting down");
+      assertThat(waiting.closedByPeer()).isTrue();
+      assertThat(router.scrapeMetrics()).contains("outcome=\"unavailable\"");
     }
   }
 }
