@@ -478,9 +478,7 @@ final class ProxyHandler extends ChannelInboundHandlerAdapter {
     }
     px.engineTokens().tokens(ask, candidates, pass, ctx.executor(), tokens -> {
       if (closing) {
-        // the client went away while the engine tokenized
-        ReferenceCountUtil.safeRelease(req);
-        px.metrics().request("none", tag, Outcome.CANCELLED, 0);
+        cancelledBeforeExchange(req, tag, model); // the client went away while the engine tokenized
       } else if (tokens != null) {
         startExchange(req, tag, view, tokens, timeline, model);
       } else if (large) {
@@ -539,8 +537,7 @@ final class ProxyHandler extends ChannelInboundHandlerAdapter {
   private void onParsed(FullHttpRequest req, String tag, Timeline timeline, Parsed parsed) {
     if (closing) {
       // the client went away while its body was being read
-      ReferenceCountUtil.safeRelease(req);
-      px.metrics().request("none", tag, Outcome.CANCELLED, 0);
+      cancelledBeforeExchange(req, tag, parsed.invalid() == null && parsed.failure() == null ? parsed.model() : null);
       return;
     }
     if (parsed.invalid() != null) {
@@ -555,6 +552,18 @@ final class ProxyHandler extends ChannelInboundHandlerAdapter {
       askEngine(parsed.engineEndpoint(), req, tag, parsed.view(), timeline, parsed.model(), parsed.engineRequest());
     } else {
       startExchange(req, tag, parsed.view(), parsed.tokens(), timeline, parsed.model());
+    }
+  }
+
+  /**
+   * The client left before its request reached an exchange: counted as cancelled with no backend,
+   * and by model when the body named one (as every generation request is, whatever its outcome).
+   */
+  private void cancelledBeforeExchange(FullHttpRequest req, String tag, ModelCatalog.Resolved model) {
+    ReferenceCountUtil.safeRelease(req);
+    px.metrics().request("none", tag, Outcome.CANCELLED, 0);
+    if (model != null) {
+      px.metrics().modelRequest(model.label(), Outcome.CANCELLED, 0, -1);
     }
   }
 

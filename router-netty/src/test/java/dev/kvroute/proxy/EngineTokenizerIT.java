@@ -130,6 +130,31 @@ final class EngineTokenizerIT {
     assertThat(run.sum(CACHED_SUM)).as("routed on the router's own tokens, still by prefix").isGreaterThan(5_000);
   }
 
+  @Test
+  void aClientThatLeavesWhileTheEngineTokenizesIsCountedCancelledByModelToo() throws Exception {
+    try (FakeBackend engine = new FakeBackend("e");
+        KvrouteServer router = KvrouteServer.start(ProxyConfig.defaults().withPort(0).withAdminPort(-1)
+            .withPolicy("cache-aware")
+            .withRouting(new RoutingConfig("x-session-id", "user", "engine", 16, 524_288, Map.of(), Duration.ofSeconds(2), 0))
+            .withBackendUrls(java.util.List.of(engine.uri())));
+        RawHttp client = new RawHttp(router.port())) {
+      engine.forcedDirectives.set("stall"); // /tokenize never answers
+      String body = "{\"model\":\"" + FakeBackend.DEFAULT_MODEL + "\",\"messages\":[{\"role\":\"user\",\"content\":\"hi\"}]}";
+      client.send("POST /v1/chat/completions HTTP/1.1\r\nHost: r\r\nContent-Type: application/json\r\nContent-Length: "
+          + body.length() + "\r\n\r\n" + body);
+      org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(5))
+          .until(() -> engine.received.stream().anyMatch(r -> r.uri().equals("/tokenize")));
+      client.close();
+      // counted when the engine's answer would have come (here its 2 s timeout)
+      Pattern cancelled = Pattern.compile("(?m)^kvroute_requests_total\\{backend=\"none\",endpoint=\"[a-z_]+\","
+          + "outcome=\"cancelled\"[^}]*\\} 1.0$");
+      org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(10))
+          .until(() -> cancelled.matcher(router.scrapeMetrics()).find());
+      assertThat(router.scrapeMetrics())
+          .contains("kvroute_model_requests_total{model=\"" + FakeBackend.DEFAULT_MODEL + "\",outcome=\"cancelled\"} 1.0");
+    }
+  }
+
   private Run run(String engineTokenizer, Duration timeout, double reuse) throws Exception {
     return run(engineTokenizer, new RoutingConfig("x-session-id", "user", "engine", 16, 524_288, Map.of(), timeout, reuse));
   }
