@@ -35,6 +35,10 @@ final class ClientConnections {
     }
   };
 
+  /** The error message of a request the router ends because it is closing. */
+  static final String SHUTDOWN_MESSAGE =
+      "the router is shutting down; the request was ended before its response completed";
+
   /** How long {@link #closeAll} lets connections write their last error before closing them. */
   static final Duration SHUTDOWN_GRACE = Duration.ofSeconds(1);
 

@@ -96,7 +96,8 @@ final class ControlClient {
         .connect(backend.host(), backend.port());
     Channel ch = connect.channel();
     ScheduledFuture<?> timer = ch.eventLoop().schedule(() -> {
-      if (result.completeExceptionally(new TimeoutException("no answer from " + backend.name() + path + " within " + timeout))) {
+      if (result.completeExceptionally(new TimeoutException("no answer from " + backend.name() + path + " within "
+          + timeout.toMillis() + " ms"))) {
         ch.close();
       }
     }, timeout.toNanos(), TimeUnit.NANOSECONDS);

@@ -22,9 +22,10 @@ import java.util.concurrent.TimeUnit;
  * stays {@link ServedModels#UNKNOWN} and may be sent any model.
  *
  * <p>Logging: a change of what a backend serves at INFO. A backend whose models cannot be read while
- * nothing is known of them gets one INFO line with the reason, and another only when the reason
- * changes (a dead backend is asked every health-check interval: the repeats are DEBUG); once a read
- * succeeds the next failure is reported again. A failure that keeps a known view is DEBUG.
+ * nothing is known of them gets one INFO line per reason (a dead backend is asked every health-check
+ * interval: the repeats are DEBUG, and so is a reason seen before, e.g. a backend alternating between
+ * 500 and 503; at most 8 reasons per backend); the reason never quotes the backend's body. Once a
+ * read succeeds the next failure is reported again. A failure that keeps a known view is DEBUG.
  *
  * <p>Thread-safe: results are applied from the control client's threads to a volatile field of the
  * backend; a change is logged once.
@@ -43,9 +44,13 @@ final class ModelDiscovery implements AutoCloseable {
   /** The latest read of each backend not yet applied. */
   private final java.util.Map<dev.kvroute.core.BackendId, CompletableFuture<Void>> pending =
       new java.util.concurrent.ConcurrentHashMap<>();
-  /** The reason last logged at INFO for each backend whose models cannot be read yet. */
-  private final java.util.Map<dev.kvroute.core.BackendId, String> reported =
+  /**
+   * The reasons logged at INFO for each backend whose models cannot be read yet (at most
+   * {@link #REASONS_KEPT}, so a backend alternating between two failures is not logged every time).
+   */
+  private final java.util.Map<dev.kvroute.core.BackendId, java.util.Set<String>> reported =
       new java.util.concurrent.ConcurrentHashMap<>();
+  private static final int REASONS_KEPT = 8;
 
   /**
    * @param timeout how long one read may take (the health check's timeout)
@@ -140,7 +145,7 @@ final class ModelDiscovery implements AutoCloseable {
           try {
             return ServedModels.parseSglangModelInfo(info.body());
           } catch (IOException e) {
-            throw new IllegalStateException("/get_model_info: " + e.getMessage());
+            throw new IllegalStateException("/get_model_info: " + withoutBody(e));
           }
         });
       }
@@ -150,7 +155,7 @@ final class ModelDiscovery implements AutoCloseable {
       try {
         return CompletableFuture.completedFuture(ServedModels.parseModelList(r.body()));
       } catch (IOException e) {
-        throw new IllegalStateException("/v1/models: not a model list (" + e.getMessage() + ")");
+        throw new IllegalStateException("/v1/models: not a model list (" + withoutBody(e) + ")");
       }
     }).handle((served, e) -> {
       if (e != null) {
@@ -158,16 +163,36 @@ final class ModelDiscovery implements AutoCloseable {
         // kept quietly
         Throwable cause = e.getCause() != null ? e.getCause() : e;
         String reason = cause.getMessage() != null ? cause.getMessage() : cause.toString();
-        boolean tell = !b.models().known() && !reason.equals(reported.put(b.id(), reason));
+        boolean tell = !b.models().known() && told(b, reason);
         LOG.log(tell ? Level.INFO : Level.DEBUG, "backend " + b.id() + ": cannot read its models yet ("
             + reason + ")" + (tell ? "; asked again every " + retryInterval.toMillis() + " ms, logged again"
-            + " when the reason changes" : ""));
+            + " for a new reason" : ""));
       } else {
         reported.remove(b.id());
         apply(b, served);
       }
       return null;
     });
+  }
+
+  /** Whether {@code reason} is new for {@code b} (and remembers it); reads run one at a time per backend. */
+  private boolean told(Backend b, String reason) {
+    java.util.Set<String> seen = reported.computeIfAbsent(b.id(), id -> new java.util.LinkedHashSet<>());
+    synchronized (seen) {
+      if (seen.contains(reason) || seen.size() >= REASONS_KEPT) {
+        return false;
+      }
+      return seen.add(reason);
+    }
+  }
+
+  /**
+   * A parse failure's reason without the body's text: Jackson quotes the start of what it could not
+   * read, which would put whatever a broken backend answered (tokens, keys, request ids) into the
+   * log, and make every read's reason differ.
+   */
+  private static String withoutBody(IOException e) {
+    return e instanceof com.fasterxml.jackson.core.JsonProcessingException ? "not JSON" : e.getMessage();
   }
 
   private void apply(Backend b, ServedModels served) {

@@ -131,8 +131,8 @@ final class ProxyExchange implements UpstreamHandler.Listener, Admission.Waiter 
   /** The head was written to the client: no retry, no error response from now on. */
   private boolean responseStarted;
   private boolean sse;
-  /** The last two bytes relayed of an SSE body (to end it on an event boundary). */
-  private int lastTwoBytes = ('\n' << 8) | '\n';
+  /** An SSE body relayed in whole lines (to end it on an event boundary); null for other bodies. */
+  private SseLines sseLines;
   private boolean firstByteSeen;
   private boolean closeClientAfterResponse;
   private boolean upstreamKeepAlive;
@@ -307,6 +307,10 @@ final class ProxyExchange implements UpstreamHandler.Listener, Admission.Waiter 
     headSeen = false;
     heldHead = null;
     sse = false;
+    if (sseLines != null) {
+      sseLines.release();
+      sseLines = null;
+    }
     usage = null;
     List<Backend> candidates = px.backends().routable(tried);
     if (model != null) {
@@ -376,8 +380,9 @@ final class ProxyExchange implements UpstreamHandler.Listener, Admission.Waiter 
 
   /** Continues a generation request once the core routed it ({@code r}) or failed to. */
   private void onRouted(List<BackendId> ids, long t0, RouterCore.Routed r, RuntimeException failure) {
-    if (done) {
-      // the client went away (or the request timed out) while a large prompt was being routed
+    if (done || responseStarted) {
+      // the client went away (or the request timed out, or the router closing answered it) while a
+      // large prompt was being routed
       if (r != null) {
         r.lease().releaseUnserved();
       }
@@ -588,12 +593,6 @@ final class ProxyExchange implements UpstreamHandler.Listener, Admission.Waiter 
       lastClientWrite = client.write(heldHead);
       heldHead = null;
     }
-    if (sse && c.content().isReadable()) {
-      ByteBuf b = c.content();
-      int end = b.writerIndex();
-      lastTwoBytes = b.readableBytes() >= 2 ? b.getUnsignedShort(end - 2)
-          : ((lastTwoBytes & 0xff) << 8) | b.getUnsignedByte(end - 1);
-    }
     if (!firstByteSeen && (c.content().isReadable() || last)) {
       firstByteSeen = true;
       long now = px.ticker().nanos();
@@ -609,6 +608,19 @@ final class ProxyExchange implements UpstreamHandler.Listener, Admission.Waiter 
     }
     if (usage != null) {
       usage.feed(c.content(), last);
+    }
+    if (sse) {
+      if (sseLines == null) {
+        sseLines = new SseLines();
+      }
+      ByteBuf relay = sseLines.relay(c.content(), last, client.alloc());
+      if (relay != c.content()) {
+        c = c.replace(relay);
+      }
+      if (!last && !relay.isReadable()) {
+        c.release(); // all of it waits for the rest of its line
+        return;
+      }
     }
     if (!last) {
       lastClientWrite = client.write(c);
@@ -881,32 +893,29 @@ final class ProxyExchange implements UpstreamHandler.Listener, Admission.Waiter 
     if (done) {
       return;
     }
-    String message = "the router is shutting down; the request was ended before its response completed";
     if (!responseStarted) {
       closeUpstream();
       cancelTimer();
-      respondError(HttpResponseStatus.SERVICE_UNAVAILABLE, message, Outcome.UNAVAILABLE);
+      respondError(HttpResponseStatus.SERVICE_UNAVAILABLE, ClientConnections.SHUTDOWN_MESSAGE, Outcome.UNAVAILABLE);
       return;
     }
-    abortClient(message, HttpResponseStatus.SERVICE_UNAVAILABLE);
+    abortClient(ClientConnections.SHUTDOWN_MESSAGE, HttpResponseStatus.SERVICE_UNAVAILABLE);
   }
 
   /**
-   * The response broke off after it started. An SSE body sent with chunked framing ends the way vLLM
-   * reports an error in the middle of a stream ({@code create_streaming_error_response}): an event
-   * {@code data: {"error": {...}}} (after a blank line if the backend stopped inside an event), then
-   * {@code data: [DONE]}, then the end of the body, so the client sees a clear error and the
-   * connection stays usable. Any other body cannot carry an error: the client sees its connection
-   * close mid-body.
+   * The response broke off after it started. An SSE body ends the way vLLM reports an error in the
+   * middle of a stream ({@code create_streaming_error_response}): an event {@code data: {"error":
+   * {...}}} (on an event boundary: {@link SseLines} relayed whole lines only), then {@code data:
+   * [DONE]}, then the end of the body, so the client sees a clear error; with chunked framing the
+   * connection stays usable, an HTTP/1.0 client's close-delimited body ends with the close. Any
+   * other body cannot carry an error: the client sees its connection close mid-body.
    */
   private void abortClient(String reason, HttpResponseStatus errorStatus) {
     closeUpstream();
-    if (sse && responseStarted && !closeClientAfterResponse && client.channel().isActive()) {
+    if (sse && responseStarted && client.channel().isActive()) {
       LOG.log(Level.INFO, () -> requestId + ": " + reason + "; ending the stream with an error event");
       ByteBuf event = client.alloc().buffer(256 + reason.length());
-      if (lastTwoBytes != (('\n' << 8) | '\n')) {
-        event.writeCharSequence((lastTwoBytes & 0xff) == '\n' ? "\n" : "\n\n", StandardCharsets.UTF_8);
-      }
+      event.writeCharSequence(sseLines == null ? "" : sseLines.closer(), StandardCharsets.UTF_8);
       event.writeCharSequence("data: ", StandardCharsets.UTF_8);
       ByteBuf json = HttpErrors.body(client.alloc(), errorStatus, reason, null);
       event.writeBytes(json);
@@ -919,7 +928,7 @@ final class ProxyExchange implements UpstreamHandler.Listener, Admission.Waiter 
       }
       end.addListener((ChannelFutureListener) f -> {
         if (f.isSuccess()) {
-          finish(Outcome.FAILED, clientKeepAlive);
+          finish(Outcome.FAILED, clientKeepAlive && !closeClientAfterResponse);
         } else {
           onClientClosed();
         }
@@ -1014,6 +1023,9 @@ final class ProxyExchange implements UpstreamHandler.Listener, Admission.Waiter 
     cancelTimer();
     cancelClientTimer();
     closeUpstream();
+    if (sseLines != null) {
+      sseLines.release();
+    }
     boolean reported = false;
     if (usage != null && outcome == Outcome.SUCCESS) {
       usage.end();

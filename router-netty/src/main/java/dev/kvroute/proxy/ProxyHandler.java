@@ -91,6 +91,13 @@ final class ProxyHandler extends ChannelInboundHandlerAdapter {
   private ProxyExchange exchange;
   private boolean busy;
   private boolean closing;
+  /**
+   * The request is away from the loop with no exchange yet (its body read on a body worker, the
+   * engine tokenizing it, the backends asked for their models); its hand-off comes back to the loop.
+   */
+  private boolean offLoop;
+  /** {@link #shutdown} answered 503 while the request was off the loop. */
+  private boolean answeredAtShutdown;
   private ScheduledFuture<?> requestTimer;
 
   ProxyHandler(ProxyContext px) {
@@ -119,17 +126,41 @@ final class ProxyHandler extends ChannelInboundHandlerAdapter {
       return;
     }
     if (evt == ClientConnections.SHUTDOWN) {
-      closing = true;
-      releaseQueued();
-      if (exchange != null) {
-        exchange.onShutdown(); // answers or ends its stream; exchangeDone then closes
-      } else {
-        cancelRequestTimer();
-        ctx.close();
-      }
+      shutdown();
       return;
     }
     ctx.fireUserEventTriggered(evt);
+  }
+
+  /**
+   * The router is closing now: a request in an exchange is ended by it (a 503, or a stream's error
+   * event; {@link #exchangeDone} then closes); one still uploading or away from the loop
+   * ({@link #offLoop}) is answered 503 here (its hand-off, when it returns, finds the connection
+   * closing and counts it); an idle connection just closes, one writing a local response after it.
+   */
+  private void shutdown() {
+    closing = true;
+    releaseQueued();
+    if (exchange != null) {
+      exchange.onShutdown();
+      return;
+    }
+    cancelRequestTimer();
+    RequestAggregator aggregator = ctx.pipeline().get(RequestAggregator.class);
+    boolean uploading = !busy && aggregator != null && aggregator.inProgress();
+    if (!offLoop && !uploading) {
+      if (!busy) {
+        ctx.close(); // else a local response is being written: exchangeDone closes after it
+      }
+      return;
+    }
+    if (uploading) {
+      aggregator.abandon();
+    }
+    answeredAtShutdown = offLoop;
+    FullHttpResponse r = HttpErrors.response(ctx.alloc(), HttpResponseStatus.SERVICE_UNAVAILABLE,
+        ClientConnections.SHUTDOWN_MESSAGE, null, false);
+    ctx.writeAndFlush(r).addListener(ChannelFutureListener.CLOSE);
   }
 
   /**
@@ -476,7 +507,9 @@ final class ProxyHandler extends ChannelInboundHandlerAdapter {
     if (auth != null) {
       pass = new io.netty.handler.codec.http.DefaultHttpHeaders().set(HttpHeaderNames.AUTHORIZATION, auth);
     }
+    offLoop = true;
     px.engineTokens().tokens(ask, candidates, pass, ctx.executor(), tokens -> {
+      offLoop = false;
       if (closing) {
         cancelledBeforeExchange(req, tag, model); // the client went away while the engine tokenized
       } else if (tokens != null) {
@@ -527,14 +560,17 @@ final class ProxyHandler extends ChannelInboundHandlerAdapter {
       }
     };
     try {
+      offLoop = true;
       px.bodyWorkers().execute(work);
     } catch (java.util.concurrent.RejectedExecutionException e) {
+      offLoop = false;
       rejectLocally(req, HttpResponseStatus.SERVICE_UNAVAILABLE,
           "too many large request bodies waiting to be read; retry later", tag);
     }
   }
 
   private void onParsed(FullHttpRequest req, String tag, Timeline timeline, Parsed parsed) {
+    offLoop = false;
     if (closing) {
       // the client went away while its body was being read
       cancelledBeforeExchange(req, tag, parsed.invalid() == null && parsed.failure() == null ? parsed.model() : null);
@@ -556,14 +592,16 @@ final class ProxyHandler extends ChannelInboundHandlerAdapter {
   }
 
   /**
-   * The client left before its request reached an exchange: counted as cancelled with no backend,
-   * and by model when the body named one (as every generation request is, whatever its outcome).
+   * The client left (or the router, closing, answered 503) before its request reached an exchange:
+   * counted as cancelled (unavailable) with no backend, and by model when the body named one (as
+   * every generation request is, whatever its outcome).
    */
   private void cancelledBeforeExchange(FullHttpRequest req, String tag, ModelCatalog.Resolved model) {
     ReferenceCountUtil.safeRelease(req);
-    px.metrics().request("none", tag, Outcome.CANCELLED, 0);
+    Outcome outcome = answeredAtShutdown ? Outcome.UNAVAILABLE : Outcome.CANCELLED;
+    px.metrics().request("none", tag, outcome, 0);
     if (model != null) {
-      px.metrics().modelRequest(model.label(), Outcome.CANCELLED, 0, -1);
+      px.metrics().modelRequest(model.label(), outcome, 0, -1);
     }
   }
 
@@ -633,8 +671,10 @@ final class ProxyHandler extends ChannelInboundHandlerAdapter {
       ctx.writeAndFlush(r).addListener((ChannelFutureListener) f -> exchangeDone(f.isSuccess() && keepAlive));
       return;
     }
+    offLoop = true;
     ModelList.ask(px, backends, forward)
         .thenAccept(models -> ctx.executor().execute(() -> {
+          offLoop = false;
           FullHttpResponse r;
           Outcome outcome;
           if (!models.anyAnswered()) {

@@ -56,6 +56,8 @@ import java.util.concurrent.atomic.AtomicInteger;
  *   <li>{@code head-delay-ms=D} (streaming): send the response head at once, then wait D ms before the
  *       first event (an engine whose request waits in its queue);
  *   <li>{@code stall-after=K} (streaming): after K events send nothing more, keeping the connection;
+ *   <li>{@code partial-after=K} (streaming): after K events send the first half of the next one (cut
+ *       inside its JSON), then nothing more, keeping the connection;
  *   <li>{@code usage=P/C}: report {@code prompt_tokens} P and {@code cached_tokens} C;
  *   <li>{@code close}: answer with {@code Connection: close};
  *   <li>{@code trailer}: streaming: end with a trailer header;
@@ -322,6 +324,7 @@ final class FakeBackend implements AutoCloseable {
       long interval = Long.parseLong(d.getOrDefault("interval-ms", "0"));
       int closeAfter = Integer.parseInt(d.getOrDefault("close-after", "-1"));
       int stallAfter = Integer.parseInt(d.getOrDefault("stall-after", "-1"));
+      int partialAfter = Integer.parseInt(d.getOrDefault("partial-after", "-1"));
       long headDelay = Long.parseLong(d.getOrDefault("head-delay-ms", "0"));
       boolean trailer = d.containsKey("trailer");
       new Object() {
@@ -346,6 +349,11 @@ final class FakeBackend implements AutoCloseable {
             return;
           }
           if (i == stallAfter) {
+            return;
+          }
+          if (i == partialAfter) {
+            ctx.writeAndFlush(new DefaultHttpContent(Unpooled.copiedBuffer("data: {\"id\":\"c\",\"object\":\"chat.compl",
+                StandardCharsets.UTF_8)));
             return;
           }
           if (i == closeAfter) {

@@ -118,6 +118,53 @@ final class ProxyDrainIT {
   }
 
   @Test
+  void aStreamCutInsideAnEventGetsOnlyWholeEventsBeforeTheErrorEvent() throws Exception {
+    try (FakeBackend backend = new FakeBackend("b");
+        KvrouteServer router = KvrouteServer.start(ProxyFailureIT.base("round-robin", List.of(backend.uri())));
+        RawHttp streaming = new RawHttp(router.port());
+        RawHttp http10 = new RawHttp(router.port())) {
+      streaming.send(streamRequest("partial-after=2"));
+      // HTTP/1.0: no chunked framing, the body ends with the close; the error event still comes first
+      http10.send(streamRequest("events=200;interval-ms=50").replace("HTTP/1.1", "HTTP/1.0"));
+      await().atMost(5, TimeUnit.SECONDS).until(() -> backend.received.size() == 2);
+      Thread.sleep(300); // the half event reaches the router
+
+      assertThat(router.drain(Duration.ofMillis(100))).isFalse();
+      router.close();
+      String body = streaming.read().bodyText();
+      List<String> events = List.of(body.split("\n\n"));
+      assertThat(events).hasSize(4);
+      assertThat(events.subList(0, 2)).allSatisfy(e -> assertThat(e).startsWith("data: {").endsWith("}"));
+      assertThat(events.get(2)).startsWith("data: {\"error\":").contains("shutting down").doesNotContain("chat.compl");
+      assertThat(events.get(3)).isEqualTo("data: [DONE]");
+
+      RawHttp.Response r10 = http10.read();
+      assertThat(r10.status()).isEqualTo(200);
+      assertThat(r10.bodyText()).contains("data: {\"error\":").endsWith("data: [DONE]\n\n");
+      assertThat(http10.closedByPeer()).isTrue();
+    }
+  }
+
+  @Test
+  void aRequestStillUploadingWhenTheRouterClosesGetsA503() throws Exception {
+    try (FakeBackend backend = new FakeBackend("b");
+        KvrouteServer router = KvrouteServer.start(ProxyFailureIT.base("round-robin", List.of(backend.uri())));
+        RawHttp uploading = new RawHttp(router.port())) {
+      uploading.send("POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+          + "Content-Length: 100\r\n\r\n{\"messages\":");
+      await().atMost(5, TimeUnit.SECONDS).until(() -> router.openClientConnections() == 1);
+      Thread.sleep(100); // the head is read
+      assertThat(router.drain(Duration.ofMillis(200))).isFalse();
+      router.close();
+      RawHttp.Response r = uploading.read();
+      assertThat(r.status()).isEqualTo(503);
+      assertThat(r.bodyText()).contains("the router is shutting down");
+      assertThat(uploading.closedByPeer()).isTrue();
+      assertThat(backend.received).isEmpty();
+    }
+  }
+
+  @Test
   void aRequestNotAnsweredWhenTheRouterClosesGetsA503() throws Exception {
     try (FakeBackend backend = new FakeBackend("b");
         KvrouteServer router = KvrouteServer.start(ProxyFailureIT.base("round-robin", List.of(backend.uri())));
