@@ -90,7 +90,7 @@ import java.util.concurrent.TimeUnit;
  * <p>One unit of about 1,070 lines because it is one state machine: attempts, both timers, the relay
  * and the exactly-once finish read and write the same per-request state on one event loop. Its pure
  * parts live beside it: {@link HeaderRewrite} (headers), {@link UsageScanner} (usage), {@link SseLines}
- * (an SSE body in whole lines), {@link Timeline} (timing).
+ * (an SSE body in whole events), {@link Timeline} (timing).
  *
  * <p>Not thread-safe: everything runs on the client channel's event loop, which is also the upstream
  * channel's.
@@ -130,8 +130,12 @@ final class ProxyExchange implements UpstreamHandler.Listener, Admission.Waiter 
   private HttpResponse heldHead;
   /** The head was written to the client: no retry, no error response from now on. */
   private boolean responseStarted;
+  /**
+   * An SSE body the router can end with an error event: not compressed, and framed by chunks or the
+   * close (a Content-Length body cannot take the extra bytes).
+   */
   private boolean sse;
-  /** An SSE body relayed in whole lines (to end it on an event boundary); null for other bodies. */
+  /** An SSE body relayed in whole events (to end it on an event boundary); null for other bodies. */
   private SseLines sseLines;
   private boolean firstByteSeen;
   private boolean closeClientAfterResponse;
@@ -547,7 +551,10 @@ final class ProxyExchange implements UpstreamHandler.Listener, Admission.Waiter 
     headSeen = true;
     heldHead = clientResponse(resp);
     String type = resp.headers().get(HttpHeaderNames.CONTENT_TYPE);
-    sse = type != null && type.regionMatches(true, 0, "text/event-stream", 0, 17);
+    String encoding = resp.headers().get(HttpHeaderNames.CONTENT_ENCODING);
+    // an error event can end it: its text is not compressed, nor its length fixed by Content-Length
+    sse = type != null && type.regionMatches(true, 0, "text/event-stream", 0, 17)
+        && (encoding == null || encoding.equalsIgnoreCase("identity")) && !HttpUtil.isContentLengthSet(heldHead);
     return true;
   }
 
@@ -618,7 +625,7 @@ final class ProxyExchange implements UpstreamHandler.Listener, Admission.Waiter 
         c = c.replace(relay);
       }
       if (!last && !relay.isReadable()) {
-        c.release(); // all of it waits for the rest of its line
+        c.release(); // all of it waits for the rest of its event
         return;
       }
     }
@@ -905,17 +912,20 @@ final class ProxyExchange implements UpstreamHandler.Listener, Admission.Waiter 
   /**
    * The response broke off after it started. An SSE body ends the way vLLM reports an error in the
    * middle of a stream ({@code create_streaming_error_response}): an event {@code data: {"error":
-   * {...}}} (on an event boundary: {@link SseLines} relayed whole lines only), then {@code data:
+   * {...}}} (on an event boundary: {@link SseLines} relayed whole events only), then {@code data:
    * [DONE]}, then the end of the body, so the client sees a clear error; with chunked framing the
    * connection stays usable, an HTTP/1.0 client's close-delimited body ends with the close. Any
-   * other body cannot carry an error: the client sees its connection close mid-body.
+   * other body (compressed, Content-Length, or cut inside an event too long to hold) cannot carry an
+   * error: the client sees its connection close mid-body, and an SSE client drops the cut event.
    */
   private void abortClient(String reason, HttpResponseStatus errorStatus) {
     closeUpstream();
-    if (sse && responseStarted && client.channel().isActive()) {
+    if (sse && responseStarted && client.channel().isActive() && (sseLines == null || sseLines.atEventEnd())) {
       LOG.log(Level.INFO, () -> requestId + ": " + reason + "; ending the stream with an error event");
+      if (sseLines != null) {
+        sseLines.release(); // the event in progress, never to be whole
+      }
       ByteBuf event = client.alloc().buffer(256 + reason.length());
-      event.writeCharSequence(sseLines == null ? "" : sseLines.closer(), StandardCharsets.UTF_8);
       event.writeCharSequence("data: ", StandardCharsets.UTF_8);
       ByteBuf json = HttpErrors.body(client.alloc(), errorStatus, reason, null);
       event.writeBytes(json);

@@ -2,36 +2,38 @@ package dev.kvroute.proxy;
 
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufAllocator;
-import io.netty.util.ByteProcessor;
 
 /**
- * An SSE response body as the router relays it to its client: in whole lines. The bytes after a
- * read's last line end ({@code '\n'} or {@code '\r'}; a line the backend's write or the network split) wait for the rest of
- * their line, so that when the router ends a stream early ({@link #closer()} then an error event:
- * a backend gone mid-stream, the shutdown) the client never gets a fragment of an event before the
- * error event, which an SDK parsing each event as JSON would fail on. Engines write whole events
- * (vLLM and SGLang one {@code data: ...\n\n} per write), so the usual read ends with {@code '\n'}
- * and is passed on as it is; a line longer than {@link #MAX_HELD_BYTES} is relayed as it comes.
+ * An SSE response body as the router relays it to its client: in whole events. The bytes after a
+ * read's last event end (a blank line: the line ends of the WHATWG HTML "event stream" format, LF,
+ * CR or CRLF, twice in a row) wait for the rest of their event, so that when the router ends a
+ * stream early (a backend gone mid-stream, an idle timeout, the shutdown: an error event, then
+ * {@code data: [DONE]}) the client never gets part of an event before the error event, which an SDK
+ * parsing each event as JSON would fail on. An SSE client acts on an event only once its blank line
+ * has arrived, so holding the part before it delays nothing the client can see. Engines write whole
+ * events (vLLM and SGLang one {@code data: ...\n\n} per write), so the usual read ends an event and
+ * is passed on as it is. An event longer than {@link #MAX_HELD_BYTES} is relayed in pieces; cut
+ * inside one, the stream cannot end with an error event ({@link #atEventEnd()} is false).
  *
  * <p>Not thread-safe: one per exchange, on its event loop. {@link #release()} frees what is held.
  */
 final class SseLines {
-  /** The longest partial line held back (bytes); beyond it the line is relayed in pieces. */
+  /** The longest part of an event held back (bytes); beyond it the event is relayed in pieces. */
   static final int MAX_HELD_BYTES = 64 << 10;
 
   private ByteBuf held;
-  /** The last two bytes relayed, big-endian (an empty body counts as ending an event). */
-  private int lastTwo = ('\n' << 8) | '\n';
+  /** Whether what was relayed so far ends on an event boundary (an empty body does). */
+  private boolean atEventEnd = true;
 
   /**
    * Takes {@code in} (the next bytes read from the backend) and returns what to relay now: {@code in}
-   * itself when it ends a line, else the bytes up to its last line end with any held bytes before
+   * itself when it ends an event, else the bytes up to its last event end with any held bytes before
    * them (possibly none); the rest is held. {@code last}: the body's end, where everything held goes.
    * The caller owns the returned buffer.
    */
   ByteBuf relay(ByteBuf in, boolean last, ByteBufAllocator alloc) {
-    if (held == null && (!in.isReadable() || last || endsLine(in.getByte(in.writerIndex() - 1)))) {
-      note(in);
+    if (held == null && (!in.isReadable() || last || endsEvent(in))) {
+      note(in, last);
       return in;
     }
     ByteBuf all = in;
@@ -41,42 +43,62 @@ final class SseLines {
       held = null;
       in.release();
     }
-    int lf = last ? all.writerIndex() - 1 : all.forEachByteDesc(ByteProcessor.FIND_CRLF);
-    int keep = lf < 0 ? all.readableBytes() : all.writerIndex() - lf - 1;
+    int end = last ? all.writerIndex() : lastEventEnd(all, all.readerIndex(), all.writerIndex());
+    int keep = end < 0 ? all.readableBytes() : all.writerIndex() - end;
     if (keep > 0 && keep <= MAX_HELD_BYTES) {
       held = alloc.buffer(keep).writeBytes(all, all.writerIndex() - keep, keep);
       all.writerIndex(all.writerIndex() - keep);
     }
-    note(all);
+    note(all, last);
     return all;
   }
 
-  /** SSE ends a line with LF, CR or CRLF (WHATWG HTML, "Parsing an event stream"). */
-  private static boolean endsLine(byte b) {
-    return b == '\n' || b == '\r';
-  }
-
-  private void note(ByteBuf relayed) {
-    int n = relayed.readableBytes();
-    if (n > 0) {
-      int end = relayed.writerIndex();
-      lastTwo = n >= 2 ? relayed.getUnsignedShort(end - 2) : ((lastTwo & 0xff) << 8) | relayed.getUnsignedByte(end - 1);
+  private void note(ByteBuf relayed, boolean last) {
+    if (relayed.isReadable()) {
+      atEventEnd = last || held == null && endsEvent(relayed) || held != null;
     }
   }
 
-  /**
-   * Drops what is held and returns what must precede an error event so that it starts on an event
-   * boundary: nothing after a blank line, {@code "\n"} after a line ended by LF, {@code "\r\n"}
-   * after one ended by CR (a CR then LF would read as one line end), {@code "\n\n"} after a line
-   * relayed in pieces.
-   */
-  String closer() {
-    release();
-    int end = lastTwo & 0xff;
-    return lastTwo == (('\n' << 8) | '\n') ? "" : end == '\n' ? "\n" : end == '\r' ? "\r\n" : "\n\n";
+  /** Whether {@code b}'s readable bytes end with a blank line. */
+  private static boolean endsEvent(ByteBuf b) {
+    int to = b.writerIndex();
+    return lastEventEnd(b, Math.max(b.readerIndex(), to - 4), to) == to;
   }
 
-  /** Frees the held bytes, if any. Safe to call more than once. */
+  private static boolean lineEnd(byte c) {
+    return c == '\n' || c == '\r';
+  }
+
+  /**
+   * The index just past the last blank line in {@code b}'s bytes {@code [from, to)} (a line end right
+   * after another: {@code \n\n}, {@code \r\r}, {@code \r\n\r\n}, {@code \n\r\n}), or -1.
+   */
+  static int lastEventEnd(ByteBuf b, int from, int to) {
+    for (int j = to - 1; j > from; j--) {
+      byte c = b.getByte(j);
+      if (!lineEnd(c)) {
+        continue;
+      }
+      int k = j - 1;
+      if (c == '\n' && b.getByte(k) == '\r') {
+        k--; // CRLF is one line end
+      }
+      if (k >= from && lineEnd(b.getByte(k))) {
+        return j + 1;
+      }
+    }
+    return -1;
+  }
+
+  /**
+   * Whether what was relayed so far ends on an event boundary, so that an error event may follow
+   * (false only inside an event too long to hold). Drops nothing.
+   */
+  boolean atEventEnd() {
+    return atEventEnd;
+  }
+
+  /** Frees the held bytes, if any (the part of an event that will not be relayed). Safe to call more than once. */
   void release() {
     if (held != null) {
       held.release();

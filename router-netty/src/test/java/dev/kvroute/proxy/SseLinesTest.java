@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufAllocator;
+import io.netty.buffer.Unpooled;
 import io.netty.buffer.UnpooledByteBufAllocator;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
@@ -11,7 +12,7 @@ import java.util.List;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
-/** {@link SseLines}: whole lines relayed, the rest held, and the closer before an error event. */
+/** {@link SseLines}: whole events relayed, the rest held, and whether an error event may follow. */
 final class SseLinesTest {
   private final ByteBufAllocator alloc = new UnpooledByteBufAllocator(false, false, false);
   private final SseLines lines = new SseLines();
@@ -29,27 +30,32 @@ final class SseLinesTest {
     ByteBuf out = lines.relay(b, last, alloc);
     given.add(out);
     String s = out.toString(StandardCharsets.UTF_8);
-    if (out != b) {
-      assertThat(b.refCnt()).as("an input not relayed as it is is released").isZero();
-    }
     out.release();
     return s;
   }
 
   @Test
   void wholeEventsPassAsTheyAre() {
-    ByteBuf b = alloc.buffer().writeBytes("data: {\"a\":1}\n\n".getBytes(StandardCharsets.UTF_8));
+    ByteBuf b = alloc.buffer().writeBytes("data: {\"a\":1}\n\ndata: {\"b\":2}\r\n\r\n".getBytes(StandardCharsets.UTF_8));
     assertThat(lines.relay(b, false, alloc)).isSameAs(b);
     b.release();
-    assertThat(lines.closer()).isEmpty();
+    assertThat(lines.atEventEnd()).isTrue();
   }
 
   @Test
-  void aSplitLineWaitsForItsRest() {
+  void aSplitEventWaitsForItsBlankLine() {
     assertThat(relay("data: {\"a\":1}\n\ndata: {\"b\"", false)).isEqualTo("data: {\"a\":1}\n\n");
-    assertThat(relay(":2}", false)).as("still no line end").isEmpty();
-    assertThat(relay("\n\ndata: [DONE]", false)).isEqualTo("data: {\"b\":2}\n\n");
+    assertThat(relay(":2}\n", false)).as("its line ended, its event not").isEmpty();
+    assertThat(relay("\ndata: [DONE]", false)).isEqualTo("data: {\"b\":2}\n\n");
     assertThat(relay("\n\n", true)).isEqualTo("data: [DONE]\n\n");
+    assertThat(lines.atEventEnd()).isTrue();
+  }
+
+  @Test
+  void aMultiLineEventIsHeldWhole() {
+    assertThat(relay("data: {\"a\":\ndata: 1}\n", false)).isEmpty();
+    assertThat(lines.atEventEnd()).as("nothing of it relayed yet").isTrue();
+    assertThat(relay("\n", false)).isEqualTo("data: {\"a\":\ndata: 1}\n\n");
   }
 
   @Test
@@ -59,27 +65,25 @@ final class SseLinesTest {
   }
 
   @Test
-  void aCutStreamDropsThePartialLineAndClosesTheEvent() {
-    relay("data: {\"a\":1}\n\ndata: {\"b\"", false);
-    assertThat(lines.closer()).as("after a blank line: nothing").isEmpty();
-    SseLines other = new SseLines();
-    ByteBuf b = alloc.buffer().writeBytes("data: {\"a\":1}\ndata: {\"c\"".getBytes(StandardCharsets.UTF_8));
-    other.relay(b, false, alloc).release();
-    assertThat(other.closer()).as("after a whole line: one newline ends the event").isEqualTo("\n");
-  }
-
-  @Test
-  void aLineLongerThanTheLimitIsRelayedInPieces() {
+  void anEventLongerThanTheLimitIsRelayedInPiecesAndThenNoErrorEventMayFollow() {
     String big = "data: " + "x".repeat(SseLines.MAX_HELD_BYTES + 10);
     assertThat(relay(big, false)).isEqualTo(big);
-    assertThat(lines.closer()).as("mid-line: a blank line first").isEqualTo("\n\n");
+    assertThat(lines.atEventEnd()).isFalse();
+    assertThat(relay("\n\ndata: y\n\n", false)).isEqualTo("\n\ndata: y\n\n");
+    assertThat(lines.atEventEnd()).isTrue();
   }
 
   @Test
-  void aCarriageReturnIsALineEnd() {
-    assertThat(relay("data: a\r\n\r\ndata: b\r", false)).isEqualTo("data: a\r\n\r\ndata: b\r");
-    assertThat(lines.closer()).as("a CR then LF would be one line end").isEqualTo("\r\n");
-    assertThat(relay("data: a\r\ndata: b", false)).isEqualTo("data: a\r\n");
-    assertThat(relay("\r\n\r\n", false)).isEqualTo("data: b\r\n\r\n");
+  void everyLineEndOfTheFormatEndsAnEvent() {
+    for (String end : new String[] {"\n\n", "\r\r", "\r\n\r\n", "\n\r\n", "\r\n\n"}) {
+      String event = "data: a" + end;
+      ByteBuf b = Unpooled.copiedBuffer(event + "data: b", StandardCharsets.UTF_8);
+      assertThat(SseLines.lastEventEnd(b, 0, b.writerIndex())).as(end.replace("\r", "CR").replace("\n", "LF"))
+          .isEqualTo(event.length());
+      b.release();
+    }
+    ByteBuf one = Unpooled.copiedBuffer("data: a\r\ndata: b\r\n", StandardCharsets.UTF_8);
+    assertThat(SseLines.lastEventEnd(one, 0, one.writerIndex())).as("CRLF is one line end").isEqualTo(-1);
+    one.release();
   }
 }
