@@ -26,13 +26,17 @@ import java.security.MessageDigest;
  */
 final class AdminInitializer extends ChannelInitializer<SocketChannel> {
   private final ProxyContext px;
+  private final io.netty.channel.group.ChannelGroup connections;
 
-  AdminInitializer(ProxyContext px) {
+  /** @param connections where each accepted connection is kept until it closes (for the shutdown) */
+  AdminInitializer(ProxyContext px, io.netty.channel.group.ChannelGroup connections) {
     this.px = px;
+    this.connections = connections;
   }
 
   @Override
   protected void initChannel(SocketChannel ch) {
+    connections.add(ch);
     AdminConfig admin = px.config().admin();
     LimitConfig limits = px.config().limits();
     byte[] token = admin.token() == null ? null : sha256(admin.token());

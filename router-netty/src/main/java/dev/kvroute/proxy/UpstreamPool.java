@@ -14,8 +14,10 @@ import io.netty.handler.codec.http.HttpClientCodec;
 import io.netty.util.concurrent.Future;
 import io.netty.util.concurrent.Promise;
 import java.util.ArrayDeque;
+import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.Iterator;
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
@@ -129,17 +131,37 @@ final class UpstreamPool {
   /** Closes every idle connection to {@code backend} (removed from the router). */
   void evict(BackendId backend) {
     for (Map.Entry<EventLoop, LoopPool> e : loops.entrySet()) {
-      e.getKey().execute(() -> e.getValue().closeAll(backend));
+      e.getKey().execute(() -> e.getValue().closeAll(backend, null));
     }
   }
 
-  /** Closes every idle connection; later releases close their connection. */
-  void close() {
+  /**
+   * Closes every idle connection and waits up to {@code timeout} for the closes (so that none is left
+   * to the event loops' shutdown); later releases close their connection.
+   */
+  void close(java.time.Duration timeout) {
     closed = true;
+    List<java.util.concurrent.CompletableFuture<Void>> closing = new ArrayList<>();
     for (Map.Entry<EventLoop, LoopPool> e : loops.entrySet()) {
       if (!e.getKey().isShuttingDown()) {
-        e.getKey().execute(() -> e.getValue().closeAll(null));
+        java.util.concurrent.CompletableFuture<Void> done = new java.util.concurrent.CompletableFuture<>();
+        closing.add(done);
+        e.getKey().execute(() -> {
+          io.netty.util.concurrent.PromiseCombiner all = new io.netty.util.concurrent.PromiseCombiner(e.getKey());
+          e.getValue().closeAll(null, all);
+          io.netty.util.concurrent.Promise<Void> closed = e.getKey().newPromise();
+          closed.addListener(f -> done.complete(null));
+          all.finish(closed);
+        });
       }
+    }
+    try {
+      java.util.concurrent.CompletableFuture.allOf(closing.toArray(java.util.concurrent.CompletableFuture[]::new))
+          .get(timeout.toNanos(), java.util.concurrent.TimeUnit.NANOSECONDS);
+    } catch (InterruptedException ie) {
+      Thread.currentThread().interrupt();
+    } catch (java.util.concurrent.ExecutionException | java.util.concurrent.TimeoutException | RuntimeException ignored) {
+      // a loop that does not answer in time: its own shutdown closes what is left
     }
   }
 
@@ -192,7 +214,8 @@ final class UpstreamPool {
       }
     }
 
-    void closeAll(BackendId backend) {
+    /** Closes the idle connections to {@code backend} (all: null), their closes added to {@code closes} if given. */
+    void closeAll(BackendId backend, io.netty.util.concurrent.PromiseCombiner closes) {
       Iterator<Map.Entry<BackendId, ArrayDeque<UpstreamConnection>>> it = idle.entrySet().iterator();
       while (it.hasNext()) {
         Map.Entry<BackendId, ArrayDeque<UpstreamConnection>> e = it.next();
@@ -200,7 +223,10 @@ final class UpstreamPool {
           for (UpstreamConnection c : e.getValue()) {
             c.cancelIdleClose();
             c.handler().onIdleClose(null);
-            c.channel().close();
+            ChannelFuture closed = c.channel().close();
+            if (closes != null) {
+              closes.add(closed);
+            }
             size--;
           }
           it.remove();
