@@ -89,6 +89,8 @@ final class FakeBackend implements AutoCloseable {
   /** Streams whose connection closed before the stream ended (the client aborted). */
   final AtomicInteger abortedStreams = new AtomicInteger();
   final AtomicInteger completedStreams = new AtomicInteger();
+  /** Half events written by {@code partial-after} streams. */
+  final AtomicInteger partialsWritten = new AtomicInteger();
   private final AtomicBoolean healthy = new AtomicBoolean(true);
   /** Bytes of {@code bulk} bodies accepted by the socket so far. */
   final java.util.concurrent.atomic.AtomicLong bulkWritten = new java.util.concurrent.atomic.AtomicLong();
@@ -353,7 +355,7 @@ final class FakeBackend implements AutoCloseable {
           }
           if (i == partialAfter) {
             ctx.writeAndFlush(new DefaultHttpContent(Unpooled.copiedBuffer("data: {\"id\":\"c\",\"object\":\"chat.compl",
-                StandardCharsets.UTF_8)));
+                StandardCharsets.UTF_8))).addListener(f -> partialsWritten.incrementAndGet());
             return;
           }
           if (i == closeAfter) {

@@ -127,7 +127,8 @@ final class ProxyDrainIT {
       // HTTP/1.0: no chunked framing, the body ends with the close; the error event still comes first
       http10.send(streamRequest("events=200;interval-ms=50").replace("HTTP/1.1", "HTTP/1.0"));
       await().atMost(5, TimeUnit.SECONDS).until(() -> backend.received.size() == 2);
-      Thread.sleep(300); // the half event reaches the router
+      await().atMost(5, TimeUnit.SECONDS).until(() -> backend.partialsWritten.get() == 1);
+      // the router reads the half event during the drain's 100 ms
 
       assertThat(router.drain(Duration.ofMillis(100))).isFalse();
       router.close();
@@ -150,10 +151,11 @@ final class ProxyDrainIT {
     try (FakeBackend backend = new FakeBackend("b");
         KvrouteServer router = KvrouteServer.start(ProxyFailureIT.base("round-robin", List.of(backend.uri())));
         RawHttp uploading = new RawHttp(router.port())) {
+      // Expect: 100-continue tells when the router has read the head
       uploading.send("POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
-          + "Content-Length: 100\r\n\r\n{\"messages\":");
-      await().atMost(5, TimeUnit.SECONDS).until(() -> router.openClientConnections() == 1);
-      Thread.sleep(100); // the head is read
+          + "Expect: 100-continue\r\nContent-Length: 100\r\n\r\n");
+      assertThat(uploading.read().status()).isEqualTo(100);
+      uploading.send("{\"messages\":");
       assertThat(router.drain(Duration.ofMillis(200))).isFalse();
       router.close();
       RawHttp.Response r = uploading.read();
