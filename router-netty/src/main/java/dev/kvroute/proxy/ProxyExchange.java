@@ -89,7 +89,7 @@ import java.util.concurrent.TimeUnit;
  *
  * <p>One unit of about 1,070 lines because it is one state machine: attempts, both timers, the relay
  * and the exactly-once finish read and write the same per-request state on one event loop. Its pure
- * parts live beside it: {@link HeaderRewrite} (headers), {@link UsageScanner} (usage), {@link SseLines}
+ * parts live beside it: {@link HeaderRewrite} (headers), {@link UsageScanner} (usage), {@link SseEvents}
  * (an SSE body in whole events), {@link Timeline} (timing).
  *
  * <p>Not thread-safe: everything runs on the client channel's event loop, which is also the upstream
@@ -136,7 +136,7 @@ final class ProxyExchange implements UpstreamHandler.Listener, Admission.Waiter 
    */
   private boolean sse;
   /** An SSE body relayed in whole events (to end it on an event boundary); null for other bodies. */
-  private SseLines sseLines;
+  private SseEvents sseEvents;
   private boolean firstByteSeen;
   private boolean closeClientAfterResponse;
   private boolean upstreamKeepAlive;
@@ -311,9 +311,9 @@ final class ProxyExchange implements UpstreamHandler.Listener, Admission.Waiter 
     headSeen = false;
     heldHead = null;
     sse = false;
-    if (sseLines != null) {
-      sseLines.release();
-      sseLines = null;
+    if (sseEvents != null) {
+      sseEvents.release();
+      sseEvents = null;
     }
     usage = null;
     List<Backend> candidates = px.backends().routable(tried);
@@ -617,10 +617,10 @@ final class ProxyExchange implements UpstreamHandler.Listener, Admission.Waiter 
       usage.feed(c.content(), last);
     }
     if (sse) {
-      if (sseLines == null) {
-        sseLines = new SseLines();
+      if (sseEvents == null) {
+        sseEvents = new SseEvents();
       }
-      ByteBuf relay = sseLines.relay(c.content(), last, client.alloc());
+      ByteBuf relay = sseEvents.relay(c.content(), last, client.alloc());
       if (relay != c.content()) {
         c = c.replace(relay);
       }
@@ -912,7 +912,7 @@ final class ProxyExchange implements UpstreamHandler.Listener, Admission.Waiter 
   /**
    * The response broke off after it started. An SSE body ends the way vLLM reports an error in the
    * middle of a stream ({@code create_streaming_error_response}): an event {@code data: {"error":
-   * {...}}} (on an event boundary: {@link SseLines} relayed whole events only), then {@code data:
+   * {...}}} (on an event boundary: {@link SseEvents} relayed whole events only), then {@code data:
    * [DONE]}, then the end of the body, so the client sees a clear error; with chunked framing the
    * connection stays usable, an HTTP/1.0 client's close-delimited body ends with the close. Any
    * other body (compressed, Content-Length, or cut inside an event too long to hold) cannot carry an
@@ -920,10 +920,10 @@ final class ProxyExchange implements UpstreamHandler.Listener, Admission.Waiter 
    */
   private void abortClient(String reason, HttpResponseStatus errorStatus) {
     closeUpstream();
-    if (sse && responseStarted && client.channel().isActive() && (sseLines == null || sseLines.atEventEnd())) {
+    if (sse && responseStarted && client.channel().isActive() && (sseEvents == null || sseEvents.atEventEnd())) {
       LOG.log(Level.INFO, () -> requestId + ": " + reason + "; ending the stream with an error event");
-      if (sseLines != null) {
-        sseLines.release(); // the event in progress, never to be whole
+      if (sseEvents != null) {
+        sseEvents.release(); // the event in progress, never to be whole
       }
       ByteBuf event = client.alloc().buffer(256 + reason.length());
       event.writeCharSequence("data: ", StandardCharsets.UTF_8);
@@ -1033,8 +1033,8 @@ final class ProxyExchange implements UpstreamHandler.Listener, Admission.Waiter 
     cancelTimer();
     cancelClientTimer();
     closeUpstream();
-    if (sseLines != null) {
-      sseLines.release();
+    if (sseEvents != null) {
+      sseEvents.release();
     }
     boolean reported = false;
     if (usage != null && outcome == Outcome.SUCCESS) {

@@ -17,7 +17,7 @@ import io.netty.buffer.ByteBufAllocator;
  *
  * <p>Not thread-safe: one per exchange, on its event loop. {@link #release()} frees what is held.
  */
-final class SseLines {
+final class SseEvents {
   /** The longest part of an event held back (bytes); beyond it the event is relayed in pieces. */
   static final int MAX_HELD_BYTES = 64 << 10;
 

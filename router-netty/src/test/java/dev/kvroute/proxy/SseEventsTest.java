@@ -12,10 +12,10 @@ import java.util.List;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
-/** {@link SseLines}: whole events relayed, the rest held, and whether an error event may follow. */
-final class SseLinesTest {
+/** {@link SseEvents}: whole events relayed, the rest held, and whether an error event may follow. */
+final class SseEventsTest {
   private final ByteBufAllocator alloc = new UnpooledByteBufAllocator(false, false, false);
-  private final SseLines lines = new SseLines();
+  private final SseEvents lines = new SseEvents();
   private final List<ByteBuf> given = new ArrayList<>();
 
   @AfterEach
@@ -66,7 +66,7 @@ final class SseLinesTest {
 
   @Test
   void anEventLongerThanTheLimitIsRelayedInPiecesAndThenNoErrorEventMayFollow() {
-    String big = "data: " + "x".repeat(SseLines.MAX_HELD_BYTES + 10);
+    String big = "data: " + "x".repeat(SseEvents.MAX_HELD_BYTES + 10);
     assertThat(relay(big, false)).isEqualTo(big);
     assertThat(lines.atEventEnd()).isFalse();
     assertThat(relay("\n\ndata: y\n\n", false)).isEqualTo("\n\ndata: y\n\n");
@@ -78,12 +78,12 @@ final class SseLinesTest {
     for (String end : new String[] {"\n\n", "\r\r", "\r\n\r\n", "\n\r\n", "\r\n\n"}) {
       String event = "data: a" + end;
       ByteBuf b = Unpooled.copiedBuffer(event + "data: b", StandardCharsets.UTF_8);
-      assertThat(SseLines.lastEventEnd(b, 0, b.writerIndex())).as(end.replace("\r", "CR").replace("\n", "LF"))
+      assertThat(SseEvents.lastEventEnd(b, 0, b.writerIndex())).as(end.replace("\r", "CR").replace("\n", "LF"))
           .isEqualTo(event.length());
       b.release();
     }
     ByteBuf one = Unpooled.copiedBuffer("data: a\r\ndata: b\r\n", StandardCharsets.UTF_8);
-    assertThat(SseLines.lastEventEnd(one, 0, one.writerIndex())).as("CRLF is one line end").isEqualTo(-1);
+    assertThat(SseEvents.lastEventEnd(one, 0, one.writerIndex())).as("CRLF is one line end").isEqualTo(-1);
     one.release();
   }
 }
