@@ -47,6 +47,9 @@ final class ControlClient {
   }
 
   private final Bootstrap template;
+  /** Connections open now (a request in flight), closed by {@link #close}. */
+  private final io.netty.channel.group.ChannelGroup open =
+      new io.netty.channel.group.DefaultChannelGroup("kvroute-control", io.netty.util.concurrent.GlobalEventExecutor.INSTANCE);
 
   ControlClient(EventLoopGroup group, Class<? extends SocketChannel> channelClass, Duration connectTimeout) {
     this.template = new Bootstrap()
@@ -89,12 +92,22 @@ final class ControlClient {
     return send(backend, HttpMethod.POST, path, extraHeaders, body, timeout);
   }
 
+  /**
+   * Closes the connections of requests still in flight (their futures fail) and waits up to
+   * {@code timeout} for the closes, so that none is left to the event loops' shutdown (see
+   * {@code KvrouteServer.close()}). Requests sent afterwards still work.
+   */
+  void close(Duration timeout) {
+    open.close().awaitUninterruptibly(timeout.toMillis());
+  }
+
   private CompletableFuture<Response> send(BackendConfig backend, HttpMethod method, String path,
       HttpHeaders extraHeaders, byte[] body, Duration timeout) {
     CompletableFuture<Response> result = new CompletableFuture<>();
     ChannelFuture connect = template.clone().handler(template.config().handler())
         .connect(backend.host(), backend.port());
     Channel ch = connect.channel();
+    open.add(ch);
     ScheduledFuture<?> timer = ch.eventLoop().schedule(() -> {
       if (result.completeExceptionally(new TimeoutException("no answer from " + backend.name() + path + " within "
           + timeout.toMillis() + " ms"))) {

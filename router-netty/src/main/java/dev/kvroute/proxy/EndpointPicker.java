@@ -65,6 +65,7 @@ public final class EndpointPicker implements AutoCloseable {
   private final EventLoopGroup loops;
   private final BackendRegistry backends;
   private final HealthChecker health;
+  private final ControlClient control;
   private final ModelDiscovery discovery;
   private final KvEventSubscriptions kvEvents;
   private final ProxyMetrics metrics;
@@ -87,6 +88,7 @@ public final class EndpointPicker implements AutoCloseable {
     this.metrics = new ProxyMetrics(config.policy().name());
     this.backends = new BackendRegistry(config, core, metrics, ticker);
     ControlClient control = new ControlClient(loops, transport.channel(), config.timeouts().connect());
+    this.control = control;
     this.health = new HealthChecker(config.healthCheck(), backends, control, loops.next());
     this.kvEvents = config.index().usesEvents() && core.index() instanceof KvEventIndex events
         ? new KvEventSubscriptions(config.index(), events, metrics.registry()) : null;
@@ -405,6 +407,7 @@ public final class EndpointPicker implements AutoCloseable {
       kvEvents.close();
     }
     metrics.close();
+    control.close(java.time.Duration.ofSeconds(5)); // before the loops stop: see KvrouteServer.close()
     loops.shutdownGracefully(0, 2, TimeUnit.SECONDS);
     loops.terminationFuture().awaitUninterruptibly(5, TimeUnit.SECONDS);
   }

@@ -73,6 +73,7 @@ public final class KvrouteServer implements AutoCloseable {
   private final ThreadPoolExecutor bodyWorkers;
   private Channel serverChannel;
   private Channel adminChannel;
+  private final ControlClient control;
   /** The admin API's open connections, closed before the event loops shut down. */
   private final io.netty.channel.group.ChannelGroup adminConnections = new io.netty.channel.group.DefaultChannelGroup(
       "kvroute-admin", io.netty.util.concurrent.GlobalEventExecutor.INSTANCE);
@@ -89,6 +90,7 @@ public final class KvrouteServer implements AutoCloseable {
     this.pool = new UpstreamPool(config, transport.channel(), metrics);
     BackendRegistry backends = new BackendRegistry(config, core, metrics, ticker);
     ControlClient control = new ControlClient(workers, transport.channel(), config.timeouts().connect());
+    this.control = control;
     this.health = new HealthChecker(config.healthCheck(), backends, control, workers.next());
     this.kvEvents = config.index().usesEvents() && core.index() instanceof KvEventIndex events
         ? new KvEventSubscriptions(config.index(), events, metrics.registry()) : null;
@@ -386,10 +388,12 @@ public final class KvrouteServer implements AutoCloseable {
     // closing its channels (4.2.21 closes them), and an io_uring read left in flight then leaks its
     // buffer (a paranoid leak report in MultiModelIT, ~3% of runs on io_uring, from an admin API
     // connection still open). The proxy's client connections: each exchange also closes its
-    // upstream request and ends its lease.
+    // upstream request and ends its lease. The control client's: health probes, /metrics and
+    // /v1/models reads, the engine's /tokenize.
     adminConnections.close().awaitUninterruptibly(5, TimeUnit.SECONDS);
     context.clients().closeAll(Duration.ofSeconds(5));
     pool.close(Duration.ofSeconds(5));
+    control.close(Duration.ofSeconds(5)); // probes and reads still in flight
     context.metrics().close();
     bodyWorkers.shutdownNow();
     boss.shutdownGracefully(0, 2, TimeUnit.SECONDS);
