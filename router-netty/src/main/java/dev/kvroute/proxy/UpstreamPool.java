@@ -13,8 +13,10 @@ import io.netty.channel.socket.SocketChannel;
 import io.netty.handler.codec.http.HttpClientCodec;
 import io.netty.util.concurrent.Future;
 import io.netty.util.concurrent.Promise;
+import java.time.Duration;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.HashMap;
 import java.util.Iterator;
 import java.util.List;
@@ -139,29 +141,21 @@ final class UpstreamPool {
    * Closes every idle connection and waits up to {@code timeout} for the closes (so that none is left
    * to the event loops' shutdown); later releases close their connection.
    */
-  void close(java.time.Duration timeout) {
+  void close(Duration timeout) {
     closed = true;
-    List<java.util.concurrent.CompletableFuture<Void>> closing = new ArrayList<>();
+    long deadline = System.nanoTime() + timeout.toNanos();
+    List<ChannelFuture> closing = Collections.synchronizedList(new ArrayList<>());
+    List<Future<?>> swept = new ArrayList<>();
     for (Map.Entry<EventLoop, LoopPool> e : loops.entrySet()) {
       if (!e.getKey().isShuttingDown()) {
-        java.util.concurrent.CompletableFuture<Void> done = new java.util.concurrent.CompletableFuture<>();
-        closing.add(done);
-        e.getKey().execute(() -> {
-          io.netty.util.concurrent.PromiseCombiner all = new io.netty.util.concurrent.PromiseCombiner(e.getKey());
-          e.getValue().closeAll(null, all);
-          io.netty.util.concurrent.Promise<Void> closed = e.getKey().newPromise();
-          closed.addListener(f -> done.complete(null));
-          all.finish(closed);
-        });
+        swept.add(e.getKey().submit(() -> e.getValue().closeAll(null, closing)));
       }
     }
-    try {
-      java.util.concurrent.CompletableFuture.allOf(closing.toArray(java.util.concurrent.CompletableFuture[]::new))
-          .get(timeout.toNanos(), java.util.concurrent.TimeUnit.NANOSECONDS);
-    } catch (InterruptedException ie) {
-      Thread.currentThread().interrupt();
-    } catch (java.util.concurrent.ExecutionException | java.util.concurrent.TimeoutException | RuntimeException ignored) {
-      // a loop that does not answer in time: its own shutdown closes what is left
+    for (Future<?> f : swept) {
+      f.awaitUninterruptibly(Math.max(0, TimeUnit.NANOSECONDS.toMillis(deadline - System.nanoTime())));
+    }
+    for (ChannelFuture f : List.copyOf(closing)) {
+      f.awaitUninterruptibly(Math.max(0, TimeUnit.NANOSECONDS.toMillis(deadline - System.nanoTime())));
     }
   }
 
@@ -215,7 +209,7 @@ final class UpstreamPool {
     }
 
     /** Closes the idle connections to {@code backend} (all: null), their closes added to {@code closes} if given. */
-    void closeAll(BackendId backend, io.netty.util.concurrent.PromiseCombiner closes) {
+    void closeAll(BackendId backend, List<ChannelFuture> closes) {
       Iterator<Map.Entry<BackendId, ArrayDeque<UpstreamConnection>>> it = idle.entrySet().iterator();
       while (it.hasNext()) {
         Map.Entry<BackendId, ArrayDeque<UpstreamConnection>> e = it.next();
