@@ -34,16 +34,20 @@ import java.util.concurrent.TimeoutException;
 import java.util.regex.Pattern;
 
 /**
- * The socket transport of the proxy's event loops, client and backend sides alike: native epoll on
- * Linux, else NIO. Netty's io_uring transport is there to be asked for: reads, writes and accepts are
- * submitted to and completed from two rings shared with the kernel instead of epoll's readiness
- * notification followed by one system call per read or write, which takes about 15% off the
- * router's CPU per request (median of alternated pairs, {@code docs/performance.md}, "The io_uring
- * transport"). It is not the default because CI's paranoid leak detection caught Netty's io_uring
- * transport (4.2.18) leaking the buffer of a read it had scheduled, once in the whole IT suite: a
- * Netty 4.2.18 event loop can end its shutdown without closing its channels (4.2.21 closes them),
- * and an admin connection left open lost its in-flight read's buffer. {@code KvrouteServer.close()}
- * now closes every connection first ({@code docs/operations.md}, "Socket transport").
+ * The socket transport of the proxy's event loops, client and backend sides alike. On Linux the
+ * default is Netty's io_uring transport when the kernel lets this process run an event loop on a
+ * ring: reads, writes and accepts are submitted to and completed from two rings shared with the
+ * kernel, instead of epoll's readiness notification followed by one system call per read or write,
+ * which takes about 15% off the router's CPU per request (median of alternated pairs, {@code
+ * docs/performance.md}, "The io_uring transport"). When it is not available (a kernel before 5.14,
+ * {@code /proc/sys/kernel/io_uring_disabled}, or a container whose seccomp profile refuses {@code
+ * io_uring_*}, as upstream Docker's default and containerd's {@code RuntimeDefault} do), native
+ * epoll, else NIO (not Linux).
+ *
+ * <p>A Netty 4.2.18 event loop can end its shutdown without closing its channels (4.2.21 closes
+ * them); on io_uring a connection left to that shutdown loses its in-flight read's buffer, which
+ * CI's paranoid leak detection once caught. {@code KvrouteServer.close()} therefore closes every
+ * connection before the loops stop ({@code docs/operations.md}, "Socket transport").
  *
  * <p>The system property {@code kvroute.transport} ({@value #IO_URING}, {@value #EPOLL} or {@value
  * #NIO}) asks for one: an unavailable one falls back along the order io_uring, epoll, NIO with a
@@ -79,7 +83,7 @@ record Transport(
   private static String chosen;
 
   /**
-   * The transport {@link #PROPERTY} asks for, else the first available of epoll, NIO; the
+   * The transport {@link #PROPERTY} asks for, else the first available of io_uring, epoll, NIO; the
    * choice is kept while the property keeps its value (so its warning, if any, is logged once for
    * the warm-up's proxies and the server).
    */
@@ -94,13 +98,14 @@ record Transport(
 
   /**
    * The first available transport from {@code wanted} on in the order io_uring, epoll, NIO ({@code
-   * null}: from epoll). Warns when {@code wanted} is not available.
+   * null}: from io_uring). Warns when {@code wanted} is not available, and when, unasked, a ring can
+   * be set up but an event loop cannot run on it.
    *
    * @throws IllegalArgumentException if {@code wanted} is none of {@value #IO_URING}, {@value
    *     #EPOLL} and {@value #NIO}
    */
   static Transport choose(String wanted) {
-    String first = wanted == null ? EPOLL : wanted.trim().toLowerCase(Locale.ROOT);
+    String first = wanted == null ? IO_URING : wanted.trim().toLowerCase(Locale.ROOT);
     int from = ORDER.indexOf(first);
     if (from < 0) {
       throw new IllegalArgumentException(PROPERTY + "=" + wanted + " (expected: " + String.join(", ", ORDER) + ")");
@@ -113,6 +118,9 @@ record Transport(
       if (wanted != null && name.equals(first)) {
         LOG.log(Level.WARNING, PROPERTY + "=" + wanted + " is not available here (" + unavailable
             + "); using the next transport");
+      } else if (name.equals(IO_URING) && IoUring.isAvailable()) {
+        // a ring can be set up but an event loop cannot run on it: say why Netty just logged errors
+        LOG.log(Level.WARNING, "io_uring is only partly available here (" + unavailable + "); using the next transport");
       }
     }
     throw new AssertionError("NIO is always available");
