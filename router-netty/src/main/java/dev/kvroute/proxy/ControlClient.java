@@ -11,6 +11,8 @@ import io.netty.channel.ChannelInitializer;
 import io.netty.channel.ChannelOption;
 import io.netty.channel.EventLoopGroup;
 import io.netty.channel.SimpleChannelInboundHandler;
+import io.netty.channel.group.ChannelGroup;
+import io.netty.channel.group.DefaultChannelGroup;
 import io.netty.channel.socket.SocketChannel;
 import io.netty.handler.codec.http.DefaultFullHttpRequest;
 import io.netty.handler.codec.http.FullHttpRequest;
@@ -22,6 +24,7 @@ import io.netty.handler.codec.http.HttpHeaders;
 import io.netty.handler.codec.http.HttpMethod;
 import io.netty.handler.codec.http.HttpObjectAggregator;
 import io.netty.handler.codec.http.HttpVersion;
+import io.netty.util.concurrent.GlobalEventExecutor;
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ScheduledFuture;
@@ -48,8 +51,7 @@ final class ControlClient {
 
   private final Bootstrap template;
   /** Connections open now (a request in flight), closed by {@link #close}. */
-  private final io.netty.channel.group.ChannelGroup open =
-      new io.netty.channel.group.DefaultChannelGroup("kvroute-control", io.netty.util.concurrent.GlobalEventExecutor.INSTANCE);
+  private final ChannelGroup open = new DefaultChannelGroup("kvroute-control", GlobalEventExecutor.INSTANCE);
 
   ControlClient(EventLoopGroup group, Class<? extends SocketChannel> channelClass, Duration connectTimeout) {
     this.template = new Bootstrap()

@@ -21,7 +21,10 @@ import io.netty.channel.Channel;
 import io.netty.channel.ChannelOption;
 import io.netty.channel.EventLoopGroup;
 import io.netty.channel.WriteBufferWaterMark;
+import io.netty.channel.group.ChannelGroup;
+import io.netty.channel.group.DefaultChannelGroup;
 import io.netty.util.concurrent.DefaultThreadFactory;
+import io.netty.util.concurrent.GlobalEventExecutor;
 import java.lang.System.Logger.Level;
 import java.net.InetSocketAddress;
 import java.net.URI;
@@ -75,8 +78,7 @@ public final class KvrouteServer implements AutoCloseable {
   private Channel adminChannel;
   private final ControlClient control;
   /** The admin API's open connections, closed before the event loops shut down. */
-  private final io.netty.channel.group.ChannelGroup adminConnections = new io.netty.channel.group.DefaultChannelGroup(
-      "kvroute-admin", io.netty.util.concurrent.GlobalEventExecutor.INSTANCE);
+  private final ChannelGroup adminConnections = new DefaultChannelGroup("kvroute-admin", GlobalEventExecutor.INSTANCE);
   private volatile KubernetesDiscovery kubernetes;
 
   private KvrouteServer(ProxyConfig config, RouterCore core, Transport transport) {

@@ -92,10 +92,11 @@ final class ProxyHandler extends ChannelInboundHandlerAdapter {
   private boolean busy;
   private boolean closing;
   /**
-   * The request is away from the loop with no exchange yet (its body read on a body worker, the
-   * engine tokenizing it, the backends asked for their models); its hand-off comes back to the loop.
+   * The request id of the request away from the loop with no exchange yet (its body read on a body
+   * worker, the engine tokenizing it, the backends asked for their models), else {@code null}; its
+   * hand-off comes back to the loop, which alone sets and clears this.
    */
-  private boolean offLoop;
+  private String offLoop;
   /** {@link #shutdown} answered 503 while the request was off the loop. */
   private boolean answeredAtShutdown;
   private ScheduledFuture<?> requestTimer;
@@ -148,7 +149,7 @@ final class ProxyHandler extends ChannelInboundHandlerAdapter {
     cancelRequestTimer();
     RequestAggregator aggregator = ctx.pipeline().get(RequestAggregator.class);
     boolean uploading = !busy && aggregator != null && aggregator.inProgress();
-    if (!offLoop && !uploading) {
+    if (offLoop == null && !uploading) {
       if (!busy) {
         ctx.close(); // else a local response is being written: exchangeDone closes after it
       }
@@ -157,9 +158,12 @@ final class ProxyHandler extends ChannelInboundHandlerAdapter {
     if (uploading) {
       aggregator.abandon();
     }
-    answeredAtShutdown = offLoop;
+    answeredAtShutdown = offLoop != null;
     FullHttpResponse r = HttpErrors.response(ctx.alloc(), HttpResponseStatus.SERVICE_UNAVAILABLE,
         ClientConnections.SHUTDOWN_MESSAGE, null, false);
+    if (offLoop != null) {
+      r.headers().set(Headers.X_REQUEST_ID, offLoop);
+    }
     ctx.writeAndFlush(r).addListener(ChannelFutureListener.CLOSE);
   }
 
@@ -507,9 +511,9 @@ final class ProxyHandler extends ChannelInboundHandlerAdapter {
     if (auth != null) {
       pass = new io.netty.handler.codec.http.DefaultHttpHeaders().set(HttpHeaderNames.AUTHORIZATION, auth);
     }
-    offLoop = true;
+    offLoop = requestId(req);
     px.engineTokens().tokens(ask, candidates, pass, ctx.executor(), tokens -> {
-      offLoop = false;
+      offLoop = null;
       if (closing) {
         cancelledBeforeExchange(req, tag, model); // the client went away while the engine tokenized
       } else if (tokens != null) {
@@ -560,17 +564,17 @@ final class ProxyHandler extends ChannelInboundHandlerAdapter {
       }
     };
     try {
-      offLoop = true;
+      offLoop = requestId(req);
       px.bodyWorkers().execute(work);
     } catch (java.util.concurrent.RejectedExecutionException e) {
-      offLoop = false;
+      offLoop = null;
       rejectLocally(req, HttpResponseStatus.SERVICE_UNAVAILABLE,
           "too many large request bodies waiting to be read; retry later", tag);
     }
   }
 
   private void onParsed(FullHttpRequest req, String tag, Timeline timeline, Parsed parsed) {
-    offLoop = false;
+    offLoop = null;
     if (closing) {
       // the client went away while its body was being read
       cancelledBeforeExchange(req, tag, parsed.invalid() == null && parsed.failure() == null ? parsed.model() : null);
@@ -671,10 +675,10 @@ final class ProxyHandler extends ChannelInboundHandlerAdapter {
       ctx.writeAndFlush(r).addListener((ChannelFutureListener) f -> exchangeDone(f.isSuccess() && keepAlive));
       return;
     }
-    offLoop = true;
+    offLoop = requestId;
     ModelList.ask(px, backends, forward)
         .thenAccept(models -> ctx.executor().execute(() -> {
-          offLoop = false;
+          offLoop = null;
           FullHttpResponse r;
           Outcome outcome;
           if (!models.anyAnswered()) {

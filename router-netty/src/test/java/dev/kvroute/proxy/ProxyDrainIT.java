@@ -4,6 +4,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
+import dev.kvroute.proxy.config.ProxyConfig;
+import dev.kvroute.proxy.config.RoutingConfig;
 import java.net.ConnectException;
 import java.net.Socket;
 import java.time.Duration;
@@ -182,6 +184,31 @@ final class ProxyDrainIT {
       assertThat(r.bodyText()).contains("\"type\":").contains("the router is shutting down");
       assertThat(waiting.closedByPeer()).isTrue();
       assertThat(router.scrapeMetrics()).contains("outcome=\"unavailable\"");
+    }
+  }
+
+  @Test
+  void aRequestTheEngineIsTokenizingWhenTheRouterClosesGetsA503WithItsRequestId() throws Exception {
+    try (FakeBackend engine = new FakeBackend("e");
+        KvrouteServer router = KvrouteServer.start(ProxyConfig.defaults().withPort(0).withAdminPort(-1)
+            .withPolicy("cache-aware")
+            .withRouting(new RoutingConfig("x-session-id", "user", "engine", 16, 524_288, java.util.Map.of(),
+                Duration.ofSeconds(30), 0))
+            .withBackendUrls(List.of(engine.uri())));
+        RawHttp waiting = new RawHttp(router.port())) {
+      engine.forcedDirectives.set("stall"); // /tokenize never answers: the request stays off the loop
+      String body = "{\"model\":\"" + FakeBackend.DEFAULT_MODEL + "\",\"messages\":[{\"role\":\"user\",\"content\":\"hi\"}]}";
+      waiting.send("POST /v1/chat/completions HTTP/1.1\r\nHost: r\r\nContent-Type: application/json\r\n"
+          + "X-Request-Id: req-off-loop-7\r\nContent-Length: " + body.length() + "\r\n\r\n" + body);
+      await().atMost(5, TimeUnit.SECONDS).until(() -> engine.received.stream().anyMatch(r -> r.uri().equals("/tokenize")));
+
+      router.close();
+      RawHttp.Response r = waiting.read();
+      assertThat(r.status()).isEqualTo(503);
+      assertThat(r.header("x-request-id")).isEqualTo("req-off-loop-7");
+      assertThat(r.bodyText()).contains("the router is shutting down");
+      assertThat(waiting.closedByPeer()).isTrue();
+      assertThat(engine.received).noneMatch(q -> q.uri().startsWith("/v1/"));
     }
   }
 }
