@@ -14,7 +14,7 @@ problem() {
   exit 0
 }
 [ -f "$report" ] || problem "no report $report: the container test did not run"
-attr() { sed -n "s/.*<testsuite [^>]*\b$1=\"\([0-9]*\)\".*/\1/p" "$report" | head -n 1; }
+attr() { sed -n "s/.*<testsuite [^>]*\b$1=\"\([0-9]*\)\".*/\1/p" "$report" | sed -n 1p; }
 tests="$(attr tests)"; skipped="$(attr skipped)"; failures="$(attr failures)"; errors="$(attr errors)"
 echo "check-container-it: ContainerStackIT tests=$tests skipped=$skipped failures=$failures errors=$errors"
 grep -o 'testcase name="[^"]*"[^>]*time="[^"]*"' "$report" | sed 's/^/check-container-it:   /' || true

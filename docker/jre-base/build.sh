@@ -62,7 +62,8 @@ done < <(find "$root/opt/java" -type f \( -name '*.so' -o -path '*/bin/*' \) \
 # Plus glibc's small compatibility libraries that native code in the jar links against: Netty's
 # epoll transport (extracted to /tmp at run time) needs libdl.so.2 and librt.so.1.
 for name in libdl.so.2 librt.so.1 libpthread.so.0 libm.so.6 libresolv.so.2 libutil.so.1; do
-  path="$(ldconfig -p | awk -v n="$name" '$1 == n && /x86-64/ {print $NF; exit}')"
+  # awk reads to the end: an early exit would leave ldconfig to die of SIGPIPE, which pipefail reports
+  path="$(ldconfig -p | awk -v n="$name" '$1 == n && /x86-64/ && p == "" {p = $NF} END {print p}')"
   [ -n "$path" ] && echo "$path" >>"$work/libs"
 done
 sort -u "$work/libs" | while read -r lib; do
