@@ -359,12 +359,13 @@ final class ProxyExchange implements UpstreamHandler.Listener, Admission.Waiter 
           && px.core().uncachedCodePoints(view) >= ProxyHandler.COLD_TEXT_CODE_POINTS) {
         // much new text to encode (a new conversation, a long paste): not on the loop every other
         // connection shares; the view reads its text from the body, kept until the routing is back
-        ByteBuf body = request.content().retain();
-        if (OffLoopRouting.route(px, loop, view, namespace(), ids, body::release,
+        // (the request, not its content: its arrival buffers go with its last release)
+        FullHttpRequest kept = request.retain();
+        if (OffLoopRouting.route(px, loop, view, namespace(), ids, kept::release,
             (r, failure) -> onRouted(ids, t0, r, failure))) {
           return;
         }
-        body.release(); // the workers are full: route here after all
+        kept.release(); // the workers are full: route here after all
       }
       RouterCore.Routed r;
       try {
@@ -486,7 +487,7 @@ final class ProxyExchange implements UpstreamHandler.Listener, Admission.Waiter 
     // an alias: the body names the served model instead (only that string differs)
     io.netty.buffer.ByteBuf body = model != null && model.rewrittenBody() != null
         ? io.netty.buffer.Unpooled.wrappedBuffer(model.rewrittenBody())
-        : request.content().retainedDuplicate();
+        : AggregatedRequest.forwardedBody(request);
     HttpHeaders h = HeaderRewrite.upstreamRequest(request.headers(), request.method(),
         body.readableBytes(), backend.config().authority(), requestId, ip);
     return new DefaultFullHttpRequest(HttpVersion.HTTP_1_1, request.method(),

@@ -12,6 +12,7 @@ import io.netty.handler.codec.http.DefaultFullHttpResponse;
 import io.netty.handler.codec.http.FullHttpRequest;
 import io.netty.handler.codec.http.HttpContent;
 import io.netty.handler.codec.http.HttpHeaderNames;
+import io.netty.handler.codec.http.HttpHeaders;
 import io.netty.handler.codec.http.HttpRequest;
 import io.netty.handler.codec.http.HttpResponseStatus;
 import io.netty.handler.codec.http.HttpUtil;
@@ -62,15 +63,24 @@ final class RequestAggregator extends ChannelInboundHandlerAdapter {
   /**
    * Bodies of a declared length up to this many bytes are gathered into one heap buffer of that
    * length, so that parsing reads them where they are (a heap buffer has an array): no copy of the
-   * body and no garbage per request. Longer or chunked bodies are gathered as a composite of the
-   * buffers they arrived in, and copied once to be parsed.
+   * body and no garbage per request; the buffers they arrived in are kept beside it for forwarding
+   * ({@link AggregatedRequest}), so the one copy is that heap buffer. Longer or chunked bodies are
+   * gathered as a composite of the buffers they arrived in, and copied once to be parsed.
    */
   static final int CONTIGUOUS_BODY_BYTES = 1 << 20;
+  /**
+   * Most arrival buffers a contiguous body keeps for forwarding ({@link AggregatedRequest}): a body
+   * that came in more pieces is forwarded from its heap copy (each piece holds a whole read buffer,
+   * so a body trickled in small reads would otherwise hold many times its size).
+   */
+  static final int MAX_ARRIVAL_BUFFERS = 16;
 
   private final long maxBodyBytes;
   private final HeadCheck headCheck;
   private HttpRequest head;
   private ByteBuf body;
+  /** A contiguous body's arrival buffers while they may still be forwarded, else null. */
+  private CompositeByteBuf arrived;
   private boolean draining;
 
   RequestAggregator(long maxBodyBytes) {
@@ -142,9 +152,9 @@ final class RequestAggregator extends ChannelInboundHandlerAdapter {
           .addListener(ChannelFutureListener.FIRE_EXCEPTION_ON_FAILURE);
     }
     head = req;
-    body = declared >= 0 && declared <= CONTIGUOUS_BODY_BYTES && !HttpUtil.isTransferEncodingChunked(req)
-        ? ctx.alloc().heapBuffer((int) declared)
-        : ctx.alloc().compositeBuffer(1024);
+    boolean contiguous = declared >= 0 && declared <= CONTIGUOUS_BODY_BYTES && !HttpUtil.isTransferEncodingChunked(req);
+    body = contiguous ? ctx.alloc().heapBuffer((int) declared) : ctx.alloc().compositeBuffer(1024);
+    arrived = contiguous && declared > 0 ? ctx.alloc().compositeDirectBuffer(MAX_ARRIVAL_BUFFERS) : null;
     if (req instanceof HttpContent) {
       onContent(ctx, (HttpContent) req);
     }
@@ -170,10 +180,12 @@ final class RequestAggregator extends ChannelInboundHandlerAdapter {
     }
     boolean last = chunk instanceof LastHttpContent;
     if (n > 0) {
+      ByteBuf content = chunk.content();
       if (body instanceof CompositeByteBuf composite) {
-        composite.addComponent(true, chunk.content().retain());
+        composite.addComponent(true, content.retain());
       } else {
-        body.writeBytes(chunk.content());
+        body.writeBytes(content, content.readerIndex(), n);
+        keepArrived(content);
       }
     }
     if (!(chunk instanceof HttpRequest)) {
@@ -181,8 +193,11 @@ final class RequestAggregator extends ChannelInboundHandlerAdapter {
     }
     if (last) {
       HttpRequest h = head;
-      FullHttpRequest full = new DefaultFullHttpRequest(
-          h.protocolVersion(), h.method(), h.uri(), body, h.headers(), ((LastHttpContent) chunk).trailingHeaders());
+      HttpHeaders trailers = ((LastHttpContent) chunk).trailingHeaders();
+      FullHttpRequest full = arrived != null
+          ? new AggregatedRequest(h.protocolVersion(), h.method(), h.uri(), body, arrived, h.headers(), trailers)
+          : new DefaultFullHttpRequest(h.protocolVersion(), h.method(), h.uri(), body, h.headers(), trailers);
+      arrived = null;
       full.headers().remove(HttpHeaderNames.TRANSFER_ENCODING);
       HttpUtil.setContentLength(full, body.readableBytes());
       if (h instanceof HttpContent) {
@@ -192,6 +207,22 @@ final class RequestAggregator extends ChannelInboundHandlerAdapter {
       head = null;
       body = null;
       ctx.fireChannelRead(full);
+    }
+  }
+
+  /**
+   * Keeps {@code content} (already copied into the heap body) among the arrival buffers, or gives
+   * them up: for a heap piece (nothing to save), or one piece too many.
+   */
+  private void keepArrived(ByteBuf content) {
+    if (arrived == null) {
+      return;
+    }
+    if (content.isDirect() && arrived.numComponents() < MAX_ARRIVAL_BUFFERS) {
+      arrived.addComponent(true, content.retainedSlice());
+    } else {
+      arrived.release();
+      arrived = null;
     }
   }
 
@@ -238,6 +269,10 @@ final class RequestAggregator extends ChannelInboundHandlerAdapter {
     if (body != null) {
       body.release();
       body = null;
+    }
+    if (arrived != null) {
+      arrived.release();
+      arrived = null;
     }
     if (head != null) {
       ReferenceCountUtil.release(head);

@@ -39,6 +39,81 @@ final class RequestAggregatorTest {
     return sb.toString();
   }
 
+  /** Writes {@code s} in direct buffers of {@code piece} bytes, as a native socket's reads arrive; returns them. */
+  List<ByteBuf> inDirect(String s, int piece) {
+    byte[] bytes = s.getBytes(StandardCharsets.ISO_8859_1);
+    List<ByteBuf> reads = new java.util.ArrayList<>();
+    for (int i = 0; i < bytes.length; i += piece) {
+      ByteBuf b = Unpooled.directBuffer(piece).writeBytes(bytes, i, Math.min(piece, bytes.length - i));
+      reads.add(b);
+      ch.writeInbound(b);
+    }
+    return reads;
+  }
+
+  static String forwarded(FullHttpRequest req) {
+    ByteBuf f = AggregatedRequest.forwardedBody(req);
+    try {
+      return f.toString(StandardCharsets.ISO_8859_1);
+    } finally {
+      f.release();
+    }
+  }
+
+  @Test
+  void aBodyThatArrivedInDirectBuffersIsForwardedFromThemAndReleasedWithTheRequest() {
+    ch = new EmbeddedChannel(new HttpServerCodec(), new RequestAggregator(1 << 20));
+    String body = "{\"messages\":[{\"role\":\"user\",\"content\":\"" + "x".repeat(3000) + "\"}]}";
+    List<ByteBuf> reads = inDirect("POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Length: " + body.length()
+        + "\r\n\r\n" + body, 1024);
+    FullHttpRequest req = ch.readInbound();
+    assertThat(req).isInstanceOf(AggregatedRequest.class);
+    // parsing reads the heap copy in place; forwarding writes the bytes as they arrived, no copy
+    assertThat(req.content().hasArray()).isTrue();
+    assertThat(req.content().toString(StandardCharsets.ISO_8859_1)).isEqualTo(body);
+    ByteBuf f = AggregatedRequest.forwardedBody(req);
+    assertThat(f.isDirect()).isTrue();
+    assertThat(f.toString(StandardCharsets.ISO_8859_1)).isEqualTo(body);
+    f.release();
+    // kept past the request by retaining the request: the arrival buffers stay until its last release
+    req.retain();
+    req.release();
+    assertThat(reads.get(reads.size() - 1).refCnt()).isPositive();
+    assertThat(forwarded(req)).isEqualTo(body);
+    req.release();
+    assertThat(reads).allSatisfy(b -> assertThat(b.refCnt()).isZero());
+  }
+
+  @Test
+  void aBodyInTooManyPiecesOrInHeapBuffersIsForwardedFromItsHeapCopy() {
+    ch = new EmbeddedChannel(new HttpServerCodec(), new RequestAggregator(1 << 20));
+    String body = "y".repeat(RequestAggregator.MAX_ARRIVAL_BUFFERS * 8 + 5);
+    String head = "POST /v1/completions HTTP/1.1\r\nHost: x\r\nContent-Length: " + body.length() + "\r\n\r\n";
+    List<ByteBuf> reads = inDirect(head, 1 << 10);
+    reads.addAll(inDirect(body, 4)); // a body trickled in small reads, each holding a read buffer
+    FullHttpRequest req = ch.readInbound();
+    assertThat(req).isNotInstanceOf(AggregatedRequest.class);
+    assertThat(forwarded(req)).isEqualTo(body);
+    req.release();
+    assertThat(reads).allSatisfy(b -> assertThat(b.refCnt()).isZero());
+
+    in(head + body); // heap reads: nothing to save by keeping them
+    FullHttpRequest heap = ch.readInbound();
+    assertThat(heap).isNotInstanceOf(AggregatedRequest.class);
+    assertThat(forwarded(heap)).isEqualTo(body);
+    heap.release();
+  }
+
+  @Test
+  void aRequestClosedMidBodyReleasesItsArrivalBuffers() {
+    ch = new EmbeddedChannel(new HttpServerCodec(), new RequestAggregator(1 << 20));
+    List<ByteBuf> reads = inDirect("POST /v1/completions HTTP/1.1\r\nHost: x\r\nContent-Length: 5000\r\n\r\n"
+        + "z".repeat(3000), 1000);
+    assertThat(ch.<Object>readInbound()).isNull();
+    ch.close();
+    assertThat(reads).allSatisfy(b -> assertThat(b.refCnt()).isZero());
+  }
+
   @Test
   void chunkedBodyIsAggregatedWithContentLength() {
     in("POST /v1/completions HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n2\r\nde\r\n0\r\n\r\n");
