@@ -43,7 +43,30 @@ public final class Main implements Runnable {
       description = "Log lines as text or json (default: $KVROUTE_LOG_FORMAT, else text).")
   LogFormat logFormat;
 
+  /** Netty's system property: one in how many buffers allocated its leak detector tracks. */
+  static final String LEAK_SAMPLING_PROPERTY = "io.netty.leakDetection.samplingInterval";
+  /** kvroute's default for {@link #LEAK_SAMPLING_PROPERTY}; Netty's own is 128. */
+  static final int LEAK_SAMPLING_INTERVAL = 4096;
+
+  /**
+   * Sets {@link #LEAK_SAMPLING_PROPERTY} to {@value #LEAK_SAMPLING_INTERVAL} unless it was given
+   * ({@code -Dio.netty.leakDetection.samplingInterval=N} in {@code JAVA_TOOL_OPTIONS} or
+   * {@code KVROUTE_JAVA_OPTS}; the level, {@code io.netty.leakDetection.level}, stays Netty's
+   * {@code simple}). At Netty's 128, each tracked buffer records a stack trace when allocated and
+   * when released: measured on the proxy-overhead harness's load, 1.5% of the event loop's time in
+   * {@code fillInStackTrace} alone, and 9% more CPU per request for cache-aware than at 4096 (median
+   * of six before/after pairs). A leak is still reported: one buffer lost per request is tracked
+   * within about 4,096 requests. Must run before Netty's {@code ResourceLeakDetector} is loaded, which
+   * reads the property once.
+   */
+  static void defaultLeakSampling() {
+    if (System.getProperty(LEAK_SAMPLING_PROPERTY) == null) {
+      System.setProperty(LEAK_SAMPLING_PROPERTY, Integer.toString(LEAK_SAMPLING_INTERVAL));
+    }
+  }
+
   public static void main(String[] args) {
+    defaultLeakSampling();
     // before any Netty class picks its logger; the level is set again once the flags are parsed
     Logging.routeNetty();
     Logging.install(LogLevel.INFO, LogFormat.TEXT, System.err, Map.of());

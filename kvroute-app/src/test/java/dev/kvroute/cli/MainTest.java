@@ -12,6 +12,25 @@ import picocli.CommandLine;
 final class MainTest {
 
   @Test
+  void leakSamplingDefaultsTo4096AndKeepsAGivenInterval() {
+    String before = System.getProperty(Main.LEAK_SAMPLING_PROPERTY);
+    try {
+      System.clearProperty(Main.LEAK_SAMPLING_PROPERTY);
+      Main.defaultLeakSampling();
+      assertThat(System.getProperty(Main.LEAK_SAMPLING_PROPERTY)).isEqualTo("4096");
+      System.setProperty(Main.LEAK_SAMPLING_PROPERTY, "1");
+      Main.defaultLeakSampling();
+      assertThat(System.getProperty(Main.LEAK_SAMPLING_PROPERTY)).isEqualTo("1");
+    } finally {
+      if (before == null) {
+        System.clearProperty(Main.LEAK_SAMPLING_PROPERTY);
+      } else {
+        System.setProperty(Main.LEAK_SAMPLING_PROPERTY, before);
+      }
+    }
+  }
+
+  @Test
   void aMissingTraceIsAUsageErrorThatSaysSo(@TempDir Path dir) {
     Path missing = dir.resolve("nonexistent.jsonl");
     for (String command : new String[] {"simulate", "loadtest"}) {
