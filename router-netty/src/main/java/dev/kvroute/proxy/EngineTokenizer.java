@@ -178,6 +178,17 @@ final class EngineTokenizer {
    */
   void tokens(EngineTokenRequest request, List<Backend> candidates, HttpHeaders headers,
       Executor executor, Then then) {
+    tokens(request, candidates, headers, executor, then, () -> { });
+  }
+
+  /**
+   * As above; {@code abandoned} runs instead of {@code then}, on the thread the engine's answer
+   * came on, when {@code executor} refuses {@code then} (the client's event loop has shut down, the
+   * router closing while the engine tokenized): the caller releases there what {@code then} would
+   * have used (the request).
+   */
+  void tokens(EngineTokenRequest request, List<Backend> candidates, HttpHeaders headers,
+      Executor executor, Then then, Runnable abandoned) {
     EngineTokenCache.Lookup found = cache.lookup(request);
     if (found.kind() == EngineTokenCache.Kind.EXACT) {
       exactHits.increment();
@@ -253,7 +264,7 @@ final class EngineTokenizer {
           }
         });
       } catch (java.util.concurrent.RejectedExecutionException shuttingDown) {
-        // the client's event loop is gone: so is its connection
+        abandoned.run(); // the client's event loop is gone: so is its connection
       }
     });
   }

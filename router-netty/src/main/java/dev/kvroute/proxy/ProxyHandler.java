@@ -523,7 +523,7 @@ final class ProxyHandler extends ChannelInboundHandlerAdapter {
       } else {
         startExchange(req, tag, view, null, timeline, model);
       }
-    });
+    }, () -> ReferenceCountUtil.safeRelease(req)); // the loop shut down while the engine tokenized
   }
 
   /**

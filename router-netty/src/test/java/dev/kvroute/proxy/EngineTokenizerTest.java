@@ -240,6 +240,21 @@ final class EngineTokenizerTest {
   }
 
   @Test
+  void anAnswerTheClosedLoopRefusesRunsTheAbandonedStepInstead() throws Exception {
+    engine.next = new CompletableFuture<>();
+    int[][] out = {{-1}};
+    boolean[] abandoned = {false};
+    tokenizer.tokens(request(CHAT), List.of(backend("a")), null,
+        task -> {
+          throw new java.util.concurrent.RejectedExecutionException("event loop shut down");
+        },
+        t -> out[0] = t, () -> abandoned[0] = true);
+    engine.next.complete(new ControlClient.Response(200, "application/json", "{\"tokens\":[4]}".getBytes(StandardCharsets.UTF_8)));
+    assertThat(abandoned[0]).as("the caller releases its request").isTrue();
+    assertThat(out[0]).containsExactly(-1);
+  }
+
+  @Test
   void whichModelsAskTheEngine() {
     assertThat(tokenizer.applies("m")).isTrue();
     assertThat(tokenizer.applies(null)).isTrue();
