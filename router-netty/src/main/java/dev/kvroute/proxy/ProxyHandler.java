@@ -712,14 +712,21 @@ final class ProxyHandler extends ChannelInboundHandlerAdapter {
     }
   }
 
-  /** The client's {@code X-Request-Id} when present and reasonable, else a new random id. */
+  /**
+   * The client's {@code X-Request-Id} when present and reasonable (not blank, at most 200
+   * characters), else a new random id, which is then set on {@code req} in place of the client's:
+   * a request that leaves the loop before its exchange (body read on a worker, the engine tokenizing)
+   * keeps one id for its shutdown 503, its exchange, its upstream request and its logs.
+   */
   private static String requestId(FullHttpRequest req) {
     String id = req.headers().get(Headers.X_REQUEST_ID);
     if (id != null && !id.isBlank() && id.length() <= 200) {
       return id;
     }
     ThreadLocalRandom r = ThreadLocalRandom.current();
-    return newRequestId(r.nextLong(), r.nextLong());
+    id = newRequestId(r.nextLong(), r.nextLong());
+    req.headers().set(Headers.X_REQUEST_ID, id);
+    return id;
   }
 
   private static final byte[] HEX = "0123456789abcdef".getBytes(StandardCharsets.US_ASCII);
