@@ -24,7 +24,11 @@
 #        before/after pair of builds in the same minutes; needs JAR), warmed alike (with JAR: always
 #        with the Vector API module, no class-data archive), then N pairs of DUR-second runs, the order swapped
 #        every pair, so each pair meets the same minutes of the machine: CPU per request of each and
-#        B/A; no JFR)
+#        B/A; no JFR), ASYNC (1: also profile the measured run with async-profiler, fetched from
+#        Maven Central (tools.profiler:async-profiler ASYNC_VERSION, 4.1) and attached with jcmd:
+#        event ASYNC_EVENT (cpu; kernel frames end in _[k]) every ASYNC_INTERVAL (200us), collapsed
+#        stacks in OUT/POLICY.collapsed for a flame graph, and the event loop's top frames by self
+#        time printed; JFR's samples miss native and kernel time, where a proxy spends half of it)
 # JFR (settings=profile) records from the start; the measured run is dumped into OUT/POLICY.jfr: allocation per request is
 # the sum of every thread's jdk.ThreadAllocationStatistics delta over it, divided by the requests the
 # router counted (kvroute_requests_total). CPU per request leaves out the JIT compiler threads;
@@ -184,6 +188,34 @@ ten_seconds() {
 # JFR's profile settings, with each thread's allocation counter sampled every second (not only at
 # chunk boundaries), so the measured run's dump holds its first and last values,
 java_home=$(java -XshowSettings:properties -version 2>&1 | awk -F' = ' '/java.home/ {print $2}')
+if [ "${ASYNC:-0}" = 1 ]; then
+  # async-profiler's jar carries its agent library for each platform
+  mvn -q -B dependency:copy -Dartifact="tools.profiler:async-profiler:${ASYNC_VERSION:-4.1}" -DoutputDirectory="$work" \
+    >"$work/async-fetch.log" 2>&1 || { cat "$work/async-fetch.log" >&2; exit 1; }
+  (cd "$work" && jar xf async-profiler-*.jar linux-x64/libasyncProfiler.so)
+  agent="$work/linux-x64/libasyncProfiler.so"
+  [ -f "$agent" ] || { echo "proxy-profile: no linux-x64 agent in async-profiler ${ASYNC_VERSION:-4.1}" >&2; exit 1; }
+fi
+# jcmd reads name=value pairs itself: the agent's options go quoted, as one argument
+async() { jcmd "$1" JVMTI.agent_load "$agent" "\"$2\"" >/dev/null; }
+# the event loop's frames with the most self time in a collapsed-stacks file
+async_top() {
+  python3 - "$1" <<'PY'
+import collections, sys
+own, total = collections.Counter(), 0
+for line in open(sys.argv[1]):
+    stack, _, n = line.rstrip().rpartition(" ")
+    frames = stack.split(";")
+    if not any("IoEventLoop" in f for f in frames):
+        continue
+    total += int(n)
+    own[frames[-1]] += int(n)
+kernel = sum(n for f, n in own.items() if f.endswith("_[k]"))
+print(f"  event loop: {total} samples, {100 * kernel / max(total, 1):.0f}% in the kernel; top frames by self time:")
+for f, n in own.most_common(15):
+    print(f"  {100 * n / max(total, 1):5.1f}% {f}")
+PY
+}
 # and every JIT compilation recorded (not only those over 100 ms), for what compiles after /ready
 sed -e '/jdk.ThreadAllocationStatistics/,/<\/event>/ s/everyChunk/1 s/' \
   -e '/"jdk.Compilation"/,/<\/event>/ s/100 ms/0 ms/' "$java_home/lib/jfr/profile.jfc" >"$work/profile.jfc"
@@ -302,8 +334,10 @@ print(f"{sys.argv[2]} after /ready (JFR): {c2} C2 compilations ({c2_ms:.0f} ms o
   for _ in $(seq 1 "${REPEAT:-1}"); do
     begin=$(date -u +%Y-%m-%dT%H:%M:%S); begin_local=$(date +%H:%M:%S)
     n0=$(served "$PORT"); c0=$(cpu_ticks "$kv"); a0=$(cpu_ticks "$kv" all); s0=$(sys_ticks "$kv")
+    [ "${ASYNC:-0}" != 1 ] || async "$kv" "start,event=${ASYNC_EVENT:-cpu},interval=${ASYNC_INTERVAL:-200us},cstack=vm"
     r=$(load "$PORT" "$DUR")
     c1=$(cpu_ticks "$kv"); a1=$(cpu_ticks "$kv" all); s1=$(sys_ticks "$kv"); n1=$(served "$PORT")
+    [ "${ASYNC:-0}" != 1 ] || async "$kv" "stop,file=$OUT/$policy.collapsed,collapsed"
     jcmd "$kv" JFR.dump name=p begin="$begin_local" filename="$OUT/$policy.jfr" >/dev/null
     req=$((n1 - n0)); [ "$req" -gt 0 ] || req=1
     # heap bytes allocated by every thread over the recording (JFR's per-thread counters, first to last)
@@ -319,6 +353,7 @@ for e in json.load(sys.stdin)["recording"]["events"]:
     lo[t] = min(lo.get(t, a), a); hi[t] = max(hi.get(t, a), a)
 print(sum(hi[t] - lo[t] for t in hi))' "$begin")
     echo "$policy: $(( req * 1000000 / $(field duration_us "$r") )) req/s, $req requests, cpu/req $(( (c1 - c0) * 1000000 / HZ / req )) us (no JIT threads; $(( (a1 - a0) * 1000000 / HZ / req )) us with them; $(( (s1 - s0) * 100 / (a1 - a0 > 0 ? a1 - a0 : 1) ))% in the kernel), alloc/req $(( alloc / req )) B, p50 $(field p50_us "$r") us, p99 $(field p99_us "$r") us, errors $(field errors "$r") non2xx $(field non2xx "$r"), load $(cut -d' ' -f1 /proc/loadavg)"
+    [ "${ASYNC:-0}" != 1 ] || async_top "$OUT/$policy.collapsed"
   done
   kill "$kv"; wait "$kv" 2>/dev/null || true
 done
