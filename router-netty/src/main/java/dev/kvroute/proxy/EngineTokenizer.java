@@ -175,17 +175,10 @@ final class EngineTokenizer {
    * hit or an immediate fallback).
    *
    * @param headers the client's headers to pass on ({@code Authorization}), or {@code null}
-   */
-  void tokens(EngineTokenRequest request, List<Backend> candidates, HttpHeaders headers,
-      Executor executor, Then then) {
-    tokens(request, candidates, headers, executor, then, () -> { });
-  }
-
-  /**
-   * As above; {@code abandoned} runs instead of {@code then}, on the thread the engine's answer
-   * came on, when {@code executor} refuses {@code then} (the client's event loop has shut down, the
-   * router closing while the engine tokenized): the caller releases there what {@code then} would
-   * have used (the request).
+   * @param abandoned runs instead of {@code then}, on the thread the engine's answer came on, when
+   *     {@code executor} refuses {@code then} (the client's event loop has shut down, the router
+   *     closing while the engine tokenized): the caller releases there what {@code then} would have
+   *     used (the request)
    */
   void tokens(EngineTokenRequest request, List<Backend> candidates, HttpHeaders headers,
       Executor executor, Then then, Runnable abandoned) {

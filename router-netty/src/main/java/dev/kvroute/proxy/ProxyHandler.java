@@ -61,7 +61,7 @@ import java.util.concurrent.TimeUnit;
  *
  * <p>Pipeline: {@code HttpServerCodec} → {@link RequestAggregator} → this.
  *
- * <p>One unit of about 740 lines because it owns one connection's read loop: the pending read, the
+ * <p>One unit of about 750 lines because it owns one connection's read loop: the pending read, the
  * pipelined queue, the client timer and the hand-offs (body workers, the engine tokenizer) all
  * decide together when the next read is issued; the per-request work lives in {@link ProxyExchange},
  * the checks in {@link RequestChecks}.

@@ -72,7 +72,7 @@ final class EngineTokenizerTest {
   private int[][] ask(EngineTokenRequest r, List<Backend> candidates) {
     int[][] out = {{-1}};
     List<Runnable> queued = new ArrayList<>();
-    tokenizer.tokens(r, candidates, null, queued::add, t -> out[0] = t);
+    tokenizer.tokens(r, candidates, null, queued::add, t -> out[0] = t, () -> { });
     queued.forEach(Runnable::run);
     return out;
   }
@@ -230,7 +230,7 @@ final class EngineTokenizerTest {
     engine.next = new CompletableFuture<>();
     List<Runnable> queued = new ArrayList<>();
     int[][] out = {{-1}};
-    tokenizer.tokens(request(CHAT), List.of(backend("a")), null, queued::add, t -> out[0] = t);
+    tokenizer.tokens(request(CHAT), List.of(backend("a")), null, queued::add, t -> out[0] = t, () -> { });
     assertThat(out[0]).containsExactly(-1); // returned without an answer
     engine.next.complete(new ControlClient.Response(200, "application/json", "{\"tokens\":[4]}".getBytes(StandardCharsets.UTF_8)));
     assertThat(out[0]).as("not before the executor runs it").containsExactly(-1);
