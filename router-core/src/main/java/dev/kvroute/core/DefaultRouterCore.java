@@ -11,6 +11,7 @@ import dev.kvroute.core.policy.PromptReads;
 import dev.kvroute.core.policy.RoutingContext;
 import dev.kvroute.core.policy.RoutingPolicy;
 import dev.kvroute.core.request.RequestView;
+import dev.kvroute.core.tokenize.KnownLead;
 import dev.kvroute.core.tokenize.PrefixedTokens;
 import dev.kvroute.core.tokenize.PromptTokenizer;
 import java.util.ArrayList;
@@ -139,7 +140,7 @@ final class DefaultRouterCore implements RouterCore {
   private Routed route(
       PrefixIndex.Prompt prompt, SegmentedTokens tokens, String sessionKey, Collection<BackendId> healthy) {
     int length = tokens.length();
-    Decision decision = policy.choose(context(tokens, index.match(prompt), sessionKey, healthy));
+    Decision decision = policy.choose(context(tokens, length, index.match(prompt), sessionKey, healthy));
     BackendId chosen = decision.backend();
     int predicted = Math.min(decision.matchedTokens(), length);
     PrefixIndex.Pin pin = PrefixIndex.Pin.NONE;
@@ -156,6 +157,29 @@ final class DefaultRouterCore implements RouterCore {
   }
 
   /**
+   * As the interface says. The match is of the known tokens with the page hashes their kept prompt
+   * left (no hashing); the pin is a {@link LatePin} that {@link Ahead#record} gives the real one.
+   */
+  @Override
+  public RoutedAhead routeAhead(RequestView view, long namespace, Collection<BackendId> healthy) {
+    if (policy.reads(view.sessionKey()) != PromptReads.PREFIX_MATCH) {
+      return null;
+    }
+    KnownLead lead = tokenizer.knownLead(view);
+    if (lead == null) {
+      return null;
+    }
+    SegmentedTokens known = lead.tokens();
+    PrefixIndex.Prompt prompt = index.prompt(known, namespace, lead.pageHashes(), known.length());
+    int length = lead.estimatedTokens();
+    Decision decision = policy.choose(context(known, length, index.match(prompt), view.sessionKey(), healthy));
+    int predicted = Math.min(decision.matchedTokens(), known.length());
+    LatePin pin = new LatePin();
+    Lease lease = new PinningLease(loads.acquire(decision.backend(), length - predicted), pin);
+    return new Ahead(decision, known, length, predicted, lease, pin, view, namespace);
+  }
+
+  /**
    * Routes for a policy that reads no prefix match ({@code reads}): no page hashing, no match, no
    * record in the index, no pin. The lease charges the whole prompt as prefill tokens (nothing is
    * predicted cached; none when the prompt was not tokenized).
@@ -163,7 +187,7 @@ final class DefaultRouterCore implements RouterCore {
   private Routed routeUnmatched(
       int[] promptTokens, String sessionKey, PromptReads reads, Collection<BackendId> healthy) {
     SegmentedTokens tokens = SegmentedTokens.of(promptTokens);
-    Decision decision = policy.choose(context(tokens, null, sessionKey, healthy));
+    Decision decision = policy.choose(context(tokens, tokens.length(), null, sessionKey, healthy));
     Lease lease = loads.acquire(decision.backend(), promptTokens.length);
     return new RoutedRequest(decision, tokens, 0, lease, reads);
   }
@@ -181,16 +205,17 @@ final class DefaultRouterCore implements RouterCore {
   @Override
   public Decision explain(int[] promptTokens, String sessionKey, long namespace, Collection<BackendId> healthy) {
     PrefixIndex.Prompt prompt = namespace == 0 ? index.prompt(promptTokens) : index.prompt(promptTokens, namespace);
-    return policy.explain(context(SegmentedTokens.of(promptTokens), index.match(prompt), sessionKey, healthy));
+    return policy.explain(context(SegmentedTokens.of(promptTokens), promptTokens.length, index.match(prompt), sessionKey, healthy));
   }
 
   /**
    * The policy's context: {@code healthy}'s registered backends in name order, each with its match
-   * ({@code null}: not matched, 0 tokens each) and its load.
+   * ({@code null}: not matched, 0 tokens each) and its load, for a prompt of {@code length} tokens
+   * whose first ones are {@code promptTokens} (all of them but for a prompt routed ahead of its
+   * encoding, whose lead hash then covers the known ones).
    */
-  private RoutingContext context(
-      SegmentedTokens promptTokens, PrefixMatch match, String sessionKey, Collection<BackendId> healthy) {
-    int length = promptTokens.length();
+  private RoutingContext context(SegmentedTokens promptTokens, int length, PrefixMatch match, String sessionKey,
+      Collection<BackendId> healthy) {
     BackendId[] backends = candidateOrder(healthy.toArray(BackendId[]::new));
     Candidate[] cs = new Candidate[backends.length];
     for (int i = 0; i < cs.length; i++) {
@@ -205,7 +230,7 @@ final class DefaultRouterCore implements RouterCore {
               + healthy
               + " (expected: at least one backend added with addBackend)");
     }
-    int[] lead = new int[Math.min(length, RoutingContext.LEAD_TOKENS)];
+    int[] lead = new int[Math.min(promptTokens.length(), RoutingContext.LEAD_TOKENS)];
     promptTokens.copy(0, lead, 0, lead.length);
     long leadHash = RoutingContext.leadHash(lead, RoutingContext.LEAD_TOKENS);
     return new RoutingContext(length, sessionKey, leadHash, candidates);
@@ -304,6 +329,156 @@ final class DefaultRouterCore implements RouterCore {
       }
       pin.abandon();
       return true;
+    }
+  }
+
+  /**
+   * A request routed ahead of its encoding ({@link #routeAhead}): its tokens are the known ones, and
+   * its length the estimate, until {@link #record} puts the whole prompt in.
+   */
+  private final class Ahead implements RoutedAhead {
+    private final Decision decision;
+    private final int estimatedTokens;
+    private final int predictedCachedTokens;
+    private final Lease lease;
+    private final LatePin pin;
+    private final RequestView view;
+    private final long namespace;
+    private volatile SegmentedTokens tokens;
+    private volatile boolean recorded;
+
+    Ahead(Decision decision, SegmentedTokens known, int estimatedTokens, int predictedCachedTokens, Lease lease,
+        LatePin pin, RequestView view, long namespace) {
+      this.decision = decision;
+      this.tokens = known;
+      this.estimatedTokens = estimatedTokens;
+      this.predictedCachedTokens = predictedCachedTokens;
+      this.lease = lease;
+      this.pin = pin;
+      this.view = view;
+      this.namespace = namespace;
+    }
+
+    @Override
+    public void record() {
+      PrefixIndex.Pin real = PrefixIndex.Pin.NONE;
+      try {
+        PrefixedTokens t = tokenizer.tokenizePrefixed(view);
+        SegmentedTokens all = t.segmented();
+        PrefixIndex.Prompt prompt = index.prompt(all, namespace, t.knownPageHashes(), t.sharedTokens());
+        try {
+          real = index.insertAndPin(decision.backend(), prompt);
+        } catch (IllegalArgumentException e) {
+          if (registered.contains(decision.backend())) {
+            throw e;
+          }
+          // removed since it was routed: its view is gone, nothing to record
+        }
+        t.remember(prompt.pageHashes());
+        tokens = all;
+        recorded = true;
+      } finally {
+        pin.attach(real);
+      }
+    }
+
+    @Override
+    public Decision decision() {
+      return decision;
+    }
+
+    @Override
+    public int[] promptTokens() {
+      return tokens.toArray();
+    }
+
+    @Override
+    public int promptLength() {
+      return recorded ? tokens.length() : estimatedTokens;
+    }
+
+    @Override
+    public int predictedCachedTokens() {
+      return predictedCachedTokens;
+    }
+
+    @Override
+    public Lease lease() {
+      return lease;
+    }
+  }
+
+  /**
+   * The pin of a prompt recorded after its request was routed ({@link Ahead}): takes the lease's
+   * operations before the real pin exists, in any order, and passes them on when it is {@link
+   * #attach attached} (the confirmation, then the one end that counts: release, release with the
+   * engine's report, or abandonment); after that it forwards each at once. A pin accepts its
+   * operations in any order, so a request that ended before its prompt was recorded still leaves its
+   * pages as one that ended after. Thread-safe: the lease's thread and the recording one meet on
+   * this object's monitor.
+   */
+  static final class LatePin implements PrefixIndex.Pin {
+    private static final int OPEN = 0;
+    private static final int RELEASED = 1;
+    private static final int REPORTED = 2;
+    private static final int ABANDONED = 3;
+    private PrefixIndex.Pin pin; // null until attached
+    private boolean confirmed;
+    private int end = OPEN;
+    private int engineCachedTokens;
+
+    /** Gives the real pin ({@link PrefixIndex.Pin#NONE}: nothing was recorded); only the first call counts. */
+    synchronized void attach(PrefixIndex.Pin real) {
+      if (pin != null) {
+        return;
+      }
+      pin = java.util.Objects.requireNonNull(real, "real");
+      if (confirmed) {
+        real.confirm();
+      }
+      switch (end) {
+        case RELEASED -> real.release();
+        case REPORTED -> real.release(engineCachedTokens);
+        case ABANDONED -> real.abandon();
+        default -> { }
+      }
+    }
+
+    @Override
+    public synchronized void confirm() {
+      if (pin != null) {
+        pin.confirm();
+      } else {
+        confirmed = true;
+      }
+    }
+
+    @Override
+    public synchronized void release() {
+      end(RELEASED, -1);
+    }
+
+    @Override
+    public synchronized void release(int engineCachedTokens) {
+      end(REPORTED, engineCachedTokens);
+    }
+
+    @Override
+    public synchronized void abandon() {
+      end(ABANDONED, -1);
+    }
+
+    private void end(int how, int cached) {
+      if (pin != null) {
+        switch (how) {
+          case RELEASED -> pin.release();
+          case REPORTED -> pin.release(cached);
+          default -> pin.abandon();
+        }
+      } else if (end == OPEN) {
+        end = how;
+        engineCachedTokens = cached;
+      }
     }
   }
 

@@ -85,6 +85,22 @@ public interface RouterCore {
     Lease lease();
   }
 
+  /**
+   * A request routed before its prompt was encoded ({@link #routeAhead}). Until {@link #record} has
+   * run, {@link #promptTokens} are the known leading tokens only and {@link #promptLength} is the
+   * estimate; after it, the whole prompt's.
+   */
+  interface RoutedAhead extends Routed {
+    /**
+     * Encodes the prompt's new text and records the whole prompt in the chosen backend's index view,
+     * pinned as the lease has gone so far: confirmed if its first token came, released or taken back
+     * if the request already ended. Leaves the prompt for its conversation's next turn as routing
+     * does. Call once, on any thread (it encodes: a body worker), while the request's body is
+     * unchanged. If encoding fails (a template error) it throws, and nothing is recorded.
+     */
+    void record();
+  }
+
   /** Registers a backend with its KV capacity in tokens (re-adding updates the capacity). */
   void addBackend(BackendId backend, long capacityTokens);
 
@@ -126,6 +142,23 @@ public interface RouterCore {
    */
   default long uncachedCodePoints(RequestView view) {
     return 0;
+  }
+
+  /**
+   * Routes {@code view} on what the router knows of its prompt without encoding its new text ({@link
+   * dev.kvroute.core.tokenize.PromptTokenizer#knownLead}): the match of its known leading tokens (all
+   * the index can match of it, unless its new text repeats a prompt the token caches let go of), the
+   * policy's choice with the prompt's estimated length, and a load lease charging the estimated
+   * tokens less the predicted cached ones. The prompt enters the chosen backend's index view only when
+   * {@link RoutedAhead#record} runs. For a prompt with much new text whose encoding would wait for
+   * others' (a burst of new conversations), so that it is forwarded without that wait. {@code null}
+   * when the policy reads no prefix match or the tokenizer cannot tell what it knows (the default):
+   * route it with {@link #route(RequestView, long, Collection)}. Thread-safe.
+   *
+   * @throws IllegalStateException if no backend of {@code healthy} is registered
+   */
+  default RoutedAhead routeAhead(RequestView view, long namespace, Collection<BackendId> healthy) {
+    return null;
   }
 
   /**

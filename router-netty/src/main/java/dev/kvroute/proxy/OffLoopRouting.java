@@ -9,6 +9,7 @@ import io.netty.channel.EventLoop;
 import java.util.List;
 import java.util.concurrent.Executor;
 import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Supplier;
 
@@ -34,6 +35,7 @@ import java.util.function.Supplier;
  * <p>Thread-safe (stateless; the lease it wraps is thread-safe).
  */
 final class OffLoopRouting {
+  private static final System.Logger LOG = System.getLogger(OffLoopRouting.class.getName());
   /** Where the routing outcome goes, on the event loop: the routed request, or why it failed. */
   interface Then {
     void routed(RouterCore.Routed routed, RuntimeException failure);
@@ -74,6 +76,39 @@ final class OffLoopRouting {
   static boolean route(ProxyContext px, EventLoop loop, RequestView view, long namespace, List<BackendId> healthy,
       Runnable after, Then then) {
     return run(px.bodyWorkers(), loop, () -> px.core().route(view, namespace, healthy), after, then);
+  }
+
+  /**
+   * Whether a prompt's encoding sent to {@code px}'s body workers now would wait for others: every
+   * worker is busy or tasks are queued. Only a {@link ThreadPoolExecutor} can tell; any other
+   * executor never waits.
+   */
+  static boolean encodingWaits(ProxyContext px) {
+    return px.bodyWorkers() instanceof ThreadPoolExecutor pool
+        && (!pool.getQueue().isEmpty() || pool.getActiveCount() >= pool.getMaximumPoolSize());
+  }
+
+  /**
+   * Records {@code ahead}'s prompt ({@link RouterCore.RoutedAhead#record}: its encoding, insert and
+   * pin) on {@code px}'s body workers, or here when they refuse the task (their queue is full); then
+   * runs {@code after} (the caller keeps what the view reads, the request body, until then). A failure
+   * is logged: the request was forwarded already, the index only misses its prompt.
+   */
+  static void record(ProxyContext px, RouterCore.RoutedAhead ahead, Runnable after) {
+    Runnable work = () -> {
+      try {
+        ahead.record();
+      } catch (RuntimeException e) {
+        LOG.log(System.Logger.Level.WARNING, "cannot record a prompt routed ahead of its encoding in the index", e);
+      } finally {
+        after.run();
+      }
+    };
+    try {
+      px.bodyWorkers().execute(work);
+    } catch (RejectedExecutionException full) {
+      work.run();
+    }
   }
 
   private static boolean run(Executor workers, EventLoop loop, Supplier<RouterCore.Routed> routing, Runnable after,

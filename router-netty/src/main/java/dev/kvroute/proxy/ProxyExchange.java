@@ -361,6 +361,24 @@ final class ProxyExchange implements UpstreamHandler.Listener, Admission.Waiter 
         // connection shares; the view reads its text from the body, kept until the routing is back
         // (the request, not its content: its arrival buffers go with its last release)
         FullHttpRequest kept = request.retain();
+        if (OffLoopRouting.encodingWaits(px)) {
+          // the workers are busy (a burst of new conversations): route on what is known of the prompt
+          // now, forward it, and encode it for the index on a worker afterwards
+          RouterCore.RoutedAhead ahead;
+          try {
+            ahead = px.core().routeAhead(view, namespace(), ids);
+          } catch (RuntimeException e) {
+            kept.release();
+            onRouted(ids, t0, null, e);
+            return;
+          }
+          if (ahead != null) {
+            px.metrics().routedAhead();
+            OffLoopRouting.record(px, ahead, kept::release);
+            onRouted(ids, t0, ahead, null);
+            return;
+          }
+        }
         if (OffLoopRouting.route(px, loop, view, namespace(), ids, kept::release,
             (r, failure) -> onRouted(ids, t0, r, failure))) {
           return;

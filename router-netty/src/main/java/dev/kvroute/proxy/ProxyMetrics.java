@@ -317,6 +317,18 @@ final class ProxyMetrics implements AutoCloseable {
         .increment();
   }
 
+  /**
+   * A prompt with much new text was routed on what the router knew of it while the body workers were
+   * busy, and encoded for the index after it was forwarded ({@code RouterCore#routeAhead}).
+   */
+  void routedAhead() {
+    Counter.builder("kvroute.routing.ahead.of.encoding")
+        .description("Prompts with much new text routed on their known leading tokens while the body workers were busy, encoded for the index after forwarding")
+        .tags("policy", policy)
+        .register(registry)
+        .increment();
+  }
+
   /** A finished response carried no usage the router could read. */
   void usageMissing() {
     usageReport("missing");

@@ -33,6 +33,11 @@ abstract class ForwardingRouterCore implements RouterCore {
   }
 
   @Override
+  public RoutedAhead routeAhead(RequestView view, long namespace, Collection<BackendId> healthy) {
+    return core.routeAhead(view, namespace, healthy);
+  }
+
+  @Override
   public boolean asksForMessageHashes() {
     return core.asksForMessageHashes();
   }

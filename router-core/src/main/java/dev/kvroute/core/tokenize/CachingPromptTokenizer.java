@@ -1,5 +1,6 @@
 package dev.kvroute.core.tokenize;
 
+import dev.kvroute.core.index.PageHashes;
 import dev.kvroute.core.index.SegmentedTokens;
 import dev.kvroute.core.request.Endpoint;
 import dev.kvroute.core.request.PromptSegment;
@@ -200,6 +201,40 @@ final class CachingPromptTokenizer implements PromptTokenizer {
       }
     }
     return uncached;
+  }
+
+  /**
+   * As the interface says: the kept prompt the probes find (the one an estimate left for {@code view},
+   * not taken, so the tokenizing that follows still finds it), and the estimate: its tokens, then for
+   * each later message its header and end and its cached piece's tokens, or a quarter token per code
+   * point when its piece is not cached. {@code null} for a prompt that is not chat or gives a segment as
+   * tokens (never kept).
+   */
+  @Override
+  public KnownLead knownLead(RequestView view) {
+    List<PromptSegment> segments = view.segments();
+    int n = segments.size();
+    if (view.endpoint() != Endpoint.CHAT_COMPLETIONS || n == 0) {
+      return null;
+    }
+    Probe probe = probes.get(slot(view));
+    if (probe == null || probe.view != view) {
+      probe = probe(segments);
+      if (probe == null) {
+        return null;
+      }
+    }
+    MessagePrefixCache.Entry known = probe.known;
+    int knownTokens = known == null ? 0 : known.messageTokens();
+    long estimate = knownTokens + generationPrompt.length;
+    for (int i = known == null ? 0 : n - probe.j; i < n; i++) {
+      PromptSegment s = segments.get(i);
+      int[] cached = cache.peek(s.textHash());
+      estimate += headerTokens(role(s)).length + imEnd.length
+          + (cached != null ? cached.length : (s.codePointCount() + 3) / 4);
+    }
+    return new KnownLead(known == null ? SegmentedTokens.of(new int[0]) : known.tokens().prefix(knownTokens),
+        known == null ? PageHashes.NONE : known.hashes(), (int) Math.min(estimate, Integer.MAX_VALUE - 8));
   }
 
   /**

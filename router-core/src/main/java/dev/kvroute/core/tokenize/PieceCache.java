@@ -46,6 +46,11 @@ final class PieceCache {
     return cache.asMap().containsKey(key);
   }
 
+  /** The cached tokens of {@code key} (shared array), or {@code null}; neither recency nor frequency counts this. */
+  int[] peek(TextHash key) {
+    return cache.asMap().get(key);
+  }
+
   /** The tokens of {@code piece} by {@code tokenizer}, through the cache; the caller's own copy. */
   int[] encode(Tokenizer tokenizer, String piece) {
     return cache.get(TextHash.of(piece), k -> tokenizer.encode(piece)).clone();

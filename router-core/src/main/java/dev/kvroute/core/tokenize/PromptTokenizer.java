@@ -68,6 +68,17 @@ public interface PromptTokenizer {
   }
 
   /**
+   * What routing can know of {@code view}'s prompt without encoding any new text ({@link KnownLead}):
+   * the tokens of the longest kept prompt its leading messages start with, and its estimated length.
+   * The proxy routes a prompt with much text to encode on this when its encoding would have to wait,
+   * and encodes it after forwarding it. {@code null} (the default): the tokenizer cannot tell, and such
+   * a prompt is routed only once encoded. Thread-safe where the tokenizer is.
+   */
+  default KnownLead knownLead(RequestView view) {
+    return null;
+  }
+
+  /**
    * Whether tokenizing a chat prompt asks for every message's {@link
    * dev.kvroute.core.request.PromptSegment#textHash} (so a parser had better hash while it reads).
    * The default: yes. The piece-cache tokenizer ({@link #create}) asks only for the messages after
