@@ -20,6 +20,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 import org.awaitility.Awaitility;
 import org.junit.jupiter.api.Order;
 import org.junit.jupiter.api.Test;
@@ -36,7 +37,8 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 final class RoutedAheadIT {
   /** One body worker per processor, as {@code KvrouteServer} starts them. */
   static final int WORKERS = Math.max(1, Runtime.getRuntime().availableProcessors());
-  static final CountDownLatch HELD = new CountDownLatch(WORKERS);
+  /** Routings in progress on body workers, each held until {@link #RELEASE}. */
+  static final AtomicInteger HELD = new AtomicInteger();
   static final CountDownLatch RELEASE = new CountDownLatch(1);
   static final List<RouterCore.RoutedAhead> AHEAD = new CopyOnWriteArrayList<>();
   static final List<String> AHEAD_THREADS = new CopyOnWriteArrayList<>();
@@ -63,9 +65,12 @@ final class RoutedAheadIT {
     URI base = ROUTER.get().uri();
     List<CompletableFuture<HttpResponse<String>>> held = new ArrayList<>();
     for (int i = 0; i < WORKERS; i++) {
+      // one at a time: each finds a worker free (a task queued for a moment would count as busy)
       held.add(http.sendAsync(chat(base, firstTurn("held " + i)), HttpResponse.BodyHandlers.ofString()));
+      int started = i + 1;
+      Awaitility.await().atMost(Duration.ofSeconds(10)).until(() -> HELD.get() == started);
     }
-    assertThat(HELD.await(10, TimeUnit.SECONDS)).as("every body worker is encoding a new conversation").isTrue();
+    assertThat(AHEAD).as("each held conversation found a worker free").isEmpty();
 
     String system = system("ahead");
     HttpResponse<String> ahead = http.send(chat(base, firstTurn("ahead")), HttpResponse.BodyHandlers.ofString());
@@ -130,7 +135,7 @@ final class RoutedAheadIT {
       String thread = Thread.currentThread().getName();
       ROUTE_THREADS.add(thread);
       if (thread.startsWith("kvroute-body")) {
-        HELD.countDown();
+        HELD.incrementAndGet();
         try {
           RELEASE.await(20, TimeUnit.SECONDS);
         } catch (InterruptedException e) {
