@@ -176,7 +176,8 @@ final class DefaultRouterCore implements RouterCore {
     int predicted = Math.min(decision.matchedTokens(), known.length());
     LatePin pin = new LatePin();
     Lease lease = new PinningLease(loads.acquire(decision.backend(), length - predicted), pin);
-    return new Ahead(decision, known, length, predicted, lease, pin, view, namespace);
+    return new Ahead(new RoutedRequest(decision, known, predicted, lease, PromptReads.PREFIX_MATCH), length, pin,
+        view, namespace);
   }
 
   /**
@@ -337,23 +338,16 @@ final class DefaultRouterCore implements RouterCore {
    * its length the estimate, until {@link #record} puts the whole prompt in.
    */
   private final class Ahead implements RoutedAhead {
-    private final Decision decision;
+    private final RoutedRequest known; // the decision, the known tokens, the prediction, the lease
     private final int estimatedTokens;
-    private final int predictedCachedTokens;
-    private final Lease lease;
     private final LatePin pin;
     private final RequestView view;
     private final long namespace;
-    private volatile SegmentedTokens tokens;
-    private volatile boolean recorded;
+    private volatile SegmentedTokens all; // null until recorded
 
-    Ahead(Decision decision, SegmentedTokens known, int estimatedTokens, int predictedCachedTokens, Lease lease,
-        LatePin pin, RequestView view, long namespace) {
-      this.decision = decision;
-      this.tokens = known;
+    Ahead(RoutedRequest known, int estimatedTokens, LatePin pin, RequestView view, long namespace) {
+      this.known = known;
       this.estimatedTokens = estimatedTokens;
-      this.predictedCachedTokens = predictedCachedTokens;
-      this.lease = lease;
       this.pin = pin;
       this.view = view;
       this.namespace = namespace;
@@ -362,21 +356,21 @@ final class DefaultRouterCore implements RouterCore {
     @Override
     public void record() {
       PrefixIndex.Pin real = PrefixIndex.Pin.NONE;
+      BackendId backend = known.decision().backend();
       try {
         PrefixedTokens t = tokenizer.tokenizePrefixed(view);
-        SegmentedTokens all = t.segmented();
-        PrefixIndex.Prompt prompt = index.prompt(all, namespace, t.knownPageHashes(), t.sharedTokens());
+        SegmentedTokens tokens = t.segmented();
+        PrefixIndex.Prompt prompt = index.prompt(tokens, namespace, t.knownPageHashes(), t.sharedTokens());
         try {
-          real = index.insertAndPin(decision.backend(), prompt);
+          real = index.insertAndPin(backend, prompt);
         } catch (IllegalArgumentException e) {
-          if (registered.contains(decision.backend())) {
+          if (registered.contains(backend)) {
             throw e;
           }
           // removed since it was routed: its view is gone, nothing to record
         }
         t.remember(prompt.pageHashes());
-        tokens = all;
-        recorded = true;
+        all = tokens;
       } finally {
         pin.attach(real);
       }
@@ -384,27 +378,29 @@ final class DefaultRouterCore implements RouterCore {
 
     @Override
     public Decision decision() {
-      return decision;
+      return known.decision();
     }
 
     @Override
     public int[] promptTokens() {
-      return tokens.toArray();
+      SegmentedTokens t = all;
+      return t == null ? known.promptTokens() : t.toArray();
     }
 
     @Override
     public int promptLength() {
-      return recorded ? tokens.length() : estimatedTokens;
+      SegmentedTokens t = all;
+      return t == null ? estimatedTokens : t.length();
     }
 
     @Override
     public int predictedCachedTokens() {
-      return predictedCachedTokens;
+      return known.predictedCachedTokens();
     }
 
     @Override
     public Lease lease() {
-      return lease;
+      return known.lease();
     }
   }
 
