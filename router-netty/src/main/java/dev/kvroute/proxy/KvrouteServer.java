@@ -397,7 +397,11 @@ public final class KvrouteServer implements AutoCloseable {
     pool.close(Duration.ofSeconds(5));
     control.close(Duration.ofSeconds(5)); // probes and reads still in flight
     context.metrics().close();
-    bodyWorkers.shutdownNow();
+    for (Runnable queued : bodyWorkers.shutdownNow()) {
+      if (queued instanceof OffLoopRouting.Droppable task) {
+        task.dropped(); // a body it held (its exchange was closed with its connection above)
+      }
+    }
     boss.shutdownGracefully(0, 2, TimeUnit.SECONDS);
     workers.shutdownGracefully(0, 2, TimeUnit.SECONDS);
     boss.terminationFuture().awaitUninterruptibly(5, TimeUnit.SECONDS);

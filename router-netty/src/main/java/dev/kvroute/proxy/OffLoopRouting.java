@@ -36,6 +36,16 @@ import java.util.function.Supplier;
  */
 final class OffLoopRouting {
   private static final System.Logger LOG = System.getLogger(OffLoopRouting.class.getName());
+  /**
+   * A body worker's task that holds something of a request (its body) until it runs: when the
+   * router closes with it still queued ({@code ThreadPoolExecutor.shutdownNow} returns it), {@link
+   * #dropped} gives that back instead.
+   */
+  interface Droppable extends Runnable {
+    /** Releases what the task holds, without doing its work. */
+    void dropped();
+  }
+
   /** Where the routing outcome goes, on the event loop: the routed request, or why it failed. */
   interface Then {
     void routed(RouterCore.Routed routed, RuntimeException failure);
@@ -95,13 +105,21 @@ final class OffLoopRouting {
    * is logged: the request was forwarded already, the index only misses its prompt.
    */
   static void record(ProxyContext px, RouterCore.RoutedAhead ahead, Runnable after) {
-    Runnable work = () -> {
-      try {
-        ahead.record();
-      } catch (RuntimeException e) {
-        LOG.log(System.Logger.Level.WARNING, "cannot record a prompt routed ahead of its encoding in the index", e);
-      } finally {
-        after.run();
+    Droppable work = new Droppable() {
+      @Override
+      public void run() {
+        try {
+          ahead.record();
+        } catch (RuntimeException e) {
+          LOG.log(System.Logger.Level.WARNING, "cannot record a prompt routed ahead of its encoding in the index", e);
+        } finally {
+          after.run();
+        }
+      }
+
+      @Override
+      public void dropped() {
+        after.run(); // the router is closing: nothing left to record for
       }
     };
     try {
@@ -113,26 +131,34 @@ final class OffLoopRouting {
 
   private static boolean run(Executor workers, EventLoop loop, Supplier<RouterCore.Routed> routing, Runnable after,
       Then then) {
-    Runnable work = () -> {
-      RouterCore.Routed routed = null;
-      RuntimeException failure = null;
-      try {
-        routed = routing.get();
-      } catch (RuntimeException e) {
-        failure = e;
-      }
-      RouterCore.Routed result = routed;
-      RuntimeException error = failure;
-      try {
-        loop.execute(() -> {
-          after.run();
-          then.routed(result, error);
-        });
-      } catch (RejectedExecutionException shuttingDown) {
-        after.run();
-        if (result != null) {
-          result.lease().releaseUnserved();
+    Droppable work = new Droppable() {
+      @Override
+      public void run() {
+        RouterCore.Routed routed = null;
+        RuntimeException failure = null;
+        try {
+          routed = routing.get();
+        } catch (RuntimeException e) {
+          failure = e;
         }
+        RouterCore.Routed result = routed;
+        RuntimeException error = failure;
+        try {
+          loop.execute(() -> {
+            after.run();
+            then.routed(result, error);
+          });
+        } catch (RejectedExecutionException shuttingDown) {
+          after.run();
+          if (result != null) {
+            result.lease().releaseUnserved();
+          }
+        }
+      }
+
+      @Override
+      public void dropped() {
+        after.run(); // the router is closing: its exchange was answered already
       }
     };
     try {

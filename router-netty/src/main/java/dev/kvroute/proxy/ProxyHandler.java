@@ -537,30 +537,20 @@ final class ProxyHandler extends ChannelInboundHandlerAdapter {
 
   /** As above; {@code askEngine}: whether a model tokenized by the engine asks it (false: its fallback). */
   private void parseOffLoop(Endpoint endpoint, FullHttpRequest req, String tag, Timeline timeline, boolean askEngine) {
-    Runnable work = () -> {
-      Parsed parsed;
-      try {
-        RequestView view = parse(endpoint, req);
-        ModelCatalog.Resolved model = resolveModel(req, view);
-        Refusal refused = refusal(view, model); // before tokenizing: a prompt too long for any is not
-        boolean reads = readsPrompt(view);
-        boolean engine = askEngine && refused == null && reads && px.engineTokens() != null
-            && px.engineTokens().applies(view.model());
-        parsed = refused != null ? new Parsed(view, null, null, null, model, refused)
-            : engine ? new Parsed(view, null, null, null, model, null, engineRequest(view, model), endpoint)
-            : new Parsed(view, reads ? px.core().tokens(view) : null, null, null, model, null);
-      } catch (InvalidRequestException e) {
-        parsed = new Parsed(null, null, e, null);
-      } catch (dev.kvroute.core.tokenize.ChatTemplateException e) { // the engine's 400 for this template
-        parsed = new Parsed(null, null, new InvalidRequestException(e.getMessage(), null), null);
-      } catch (RuntimeException e) {
-        parsed = new Parsed(null, null, null, e);
+    OffLoopRouting.Droppable work = new OffLoopRouting.Droppable() {
+      @Override
+      public void run() {
+        Parsed result = parsed(endpoint, req, askEngine);
+        try {
+          ctx.executor().execute(() -> onParsed(req, tag, timeline, result));
+        } catch (java.util.concurrent.RejectedExecutionException shuttingDown) {
+          ReferenceCountUtil.safeRelease(req);
+        }
       }
-      Parsed result = parsed;
-      try {
-        ctx.executor().execute(() -> onParsed(req, tag, timeline, result));
-      } catch (java.util.concurrent.RejectedExecutionException shuttingDown) {
-        ReferenceCountUtil.safeRelease(req);
+
+      @Override
+      public void dropped() {
+        ReferenceCountUtil.safeRelease(req); // the router closed with the body still queued
       }
     };
     try {
@@ -570,6 +560,27 @@ final class ProxyHandler extends ChannelInboundHandlerAdapter {
       offLoop = null;
       rejectLocally(req, HttpResponseStatus.SERVICE_UNAVAILABLE,
           "too many large request bodies waiting to be read; retry later", tag);
+    }
+  }
+
+  /** Parses and tokenizes {@code req} on a body worker, for {@link #parseOffLoop}. */
+  private Parsed parsed(Endpoint endpoint, FullHttpRequest req, boolean askEngine) {
+    try {
+      RequestView view = parse(endpoint, req);
+      ModelCatalog.Resolved model = resolveModel(req, view);
+      Refusal refused = refusal(view, model); // before tokenizing: a prompt too long for any is not
+      boolean reads = readsPrompt(view);
+      boolean engine = askEngine && refused == null && reads && px.engineTokens() != null
+          && px.engineTokens().applies(view.model());
+      return refused != null ? new Parsed(view, null, null, null, model, refused)
+          : engine ? new Parsed(view, null, null, null, model, null, engineRequest(view, model), endpoint)
+          : new Parsed(view, reads ? px.core().tokens(view) : null, null, null, model, null);
+    } catch (InvalidRequestException e) {
+      return new Parsed(null, null, e, null);
+    } catch (dev.kvroute.core.tokenize.ChatTemplateException e) { // the engine's 400 for this template
+      return new Parsed(null, null, new InvalidRequestException(e.getMessage(), null), null);
+    } catch (RuntimeException e) {
+      return new Parsed(null, null, null, e);
     }
   }
 

@@ -319,11 +319,12 @@ final class ProxyMetrics implements AutoCloseable {
 
   /**
    * A prompt with much new text was routed on what the router knew of it while the body workers were
-   * busy, and encoded for the index after it was forwarded ({@code RouterCore#routeAhead}).
+   * busy, and encoded for the index after it was forwarded ({@code RouterCore#routeAhead}); each
+   * attempt of a retried request counts.
    */
   void routedAhead() {
     Counter.builder("kvroute.routing.ahead.of.encoding")
-        .description("Prompts with much new text routed on their known leading tokens while the body workers were busy, encoded for the index after forwarding")
+        .description("Routings of prompts with much new text on their known leading tokens while the body workers were busy (a retry counts again), encoded for the index after forwarding")
         .tags("policy", policy)
         .register(registry)
         .increment();

@@ -96,6 +96,11 @@ public final class TokenizerRegistry {
       }
 
       @Override
+      public KnownLead knownLead(RequestView view) {
+        return forModel(view.model()).knownLead(view);
+      }
+
+      @Override
       public int[] tokenize(Endpoint endpoint, List<PromptSegment> segments) {
         return defaultTokenizer.tokenize(endpoint, segments);
       }
