@@ -78,7 +78,8 @@ final class ColdPromptIT {
     assertThat(THREADS.get(1)).doesNotStartWith("kvroute-body");
   }
 
-  private static HttpRequest chat(URI base, String body) {
+  /** A chat completion request of {@code body} to the router at {@code base}, 10 s to answer. */
+  static HttpRequest chat(URI base, String body) {
     return HttpRequest.newBuilder(base.resolve("/v1/chat/completions")).timeout(Duration.ofSeconds(10))
         .header("Content-Type", "application/json").POST(HttpRequest.BodyPublishers.ofString(body)).build();
   }

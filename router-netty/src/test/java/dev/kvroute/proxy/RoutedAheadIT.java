@@ -10,7 +10,6 @@ import dev.kvroute.proxy.config.BackendConfig;
 import dev.kvroute.proxy.config.ProxyConfig;
 import java.net.URI;
 import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -66,14 +65,14 @@ final class RoutedAheadIT {
     List<CompletableFuture<HttpResponse<String>>> held = new ArrayList<>();
     for (int i = 0; i < WORKERS; i++) {
       // one at a time: each finds a worker free (a task queued for a moment would count as busy)
-      held.add(http.sendAsync(chat(base, firstTurn("held " + i)), HttpResponse.BodyHandlers.ofString()));
+      held.add(http.sendAsync(ColdPromptIT.chat(base, firstTurn("held " + i)), HttpResponse.BodyHandlers.ofString()));
       int started = i + 1;
       Awaitility.await().atMost(Duration.ofSeconds(10)).until(() -> HELD.get() == started);
     }
     assertThat(AHEAD).as("each held conversation found a worker free").isEmpty();
 
     String system = system("ahead");
-    HttpResponse<String> ahead = http.send(chat(base, firstTurn("ahead")), HttpResponse.BodyHandlers.ofString());
+    HttpResponse<String> ahead = http.send(ColdPromptIT.chat(base, firstTurn("ahead")), HttpResponse.BodyHandlers.ofString());
     assertThat(ahead.statusCode()).isEqualTo(200);
     assertThat(held).noneMatch(CompletableFuture::isDone);
     assertThat(AHEAD).hasSize(1);
@@ -101,7 +100,7 @@ final class RoutedAheadIT {
     String next = "{\"messages\":[{\"role\":\"system\",\"content\":\"" + system + "\"},"
         + "{\"role\":\"user\",\"content\":\"hello\"},{\"role\":\"assistant\",\"content\":\"hi\"},"
         + "{\"role\":\"user\",\"content\":\"and then?\"}],\"max_tokens\":1}";
-    assertThat(http.send(chat(base, next), HttpResponse.BodyHandlers.ofString()).statusCode()).isEqualTo(200);
+    assertThat(http.send(ColdPromptIT.chat(base, next), HttpResponse.BodyHandlers.ofString()).statusCode()).isEqualTo(200);
     assertThat(AHEAD).hasSize(1);
     assertThat(ROUTE_THREADS).hasSize(routedBefore + 1);
     assertThat(ROUTE_THREADS.get(routedBefore)).doesNotStartWith("kvroute-body");
@@ -114,11 +113,6 @@ final class RoutedAheadIT {
   private static String firstTurn(String name) {
     return "{\"messages\":[{\"role\":\"system\",\"content\":\"" + system(name) + "\"},"
         + "{\"role\":\"user\",\"content\":\"hello\"}],\"max_tokens\":1}";
-  }
-
-  private static HttpRequest chat(URI base, String body) {
-    return HttpRequest.newBuilder(base.resolve("/v1/chat/completions")).timeout(Duration.ofSeconds(10))
-        .header("Content-Type", "application/json").POST(HttpRequest.BodyPublishers.ofString(body)).build();
   }
 
   /**
