@@ -87,7 +87,7 @@ import java.util.concurrent.TimeUnit;
  * the client connection back to {@link ProxyHandler}. A client that goes away closes the upstream
  * connection at once, which is how vLLM and SGLang abort a request.
  *
- * <p>One unit of about 1,070 lines because it is one state machine: attempts, both timers, the relay
+ * <p>One unit of about 1,100 lines because it is one state machine: attempts, both timers, the relay
  * and the exactly-once finish read and write the same per-request state on one event loop. Its pure
  * parts live beside it: {@link HeaderRewrite} (headers), {@link UsageScanner} (usage), {@link SseEvents}
  * (an SSE body in whole events), {@link Timeline} (timing).
