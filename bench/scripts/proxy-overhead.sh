@@ -11,7 +11,9 @@
 #   bodies     64 chat requests of about 22 KB (16 sessions x 4 turns: a ~5K-token history plus a
 #              new message), sent in rotation, so cache-aware routing sees real shared prefixes.
 #   targets    direct (wrk to one backend), nginx (proxy_pass, upstream keepalive), HAProxy
-#              (roundrobin, http-reuse always), kvroute round-robin, kvroute cache-aware. Each proxy
+#              (roundrobin, http-reuse always), kvroute round-robin, kvroute cache-aware, and the Netty
+#              floor (`kvroute relay`: a bare Netty HTTP/1.1 relay on kvroute's transport, round robin,
+#              no routing, no metrics; what kvroute's own work adds is measured against it). Each proxy
 #              is loaded alone (the others idle), pinned to PROXY_CPU, with one worker (nginx worker_processes 1, HAProxy
 #              nbthread 1, kvroute --event-loop-threads 1; the JVM sees one CPU).
 #
@@ -28,11 +30,12 @@
 #
 # Prints a Markdown table with the ratios to nginx, keeps the raw wrk output under OUT, and replaces
 # the section between the proxy-overhead markers in DOC (docs/performance.md) unless DOC=-.
-# Loopback only; bounded (about 9 minutes, --quick about 3).
+# Loopback only; bounded (about 11 minutes, --quick about 4).
 #
 # Usage: bench/scripts/proxy-overhead.sh [--quick]
-# Env:   DUR (20), ROUNDS (3), WARM (kvroute's warm-up, 40; others 5), CONNS (32), BASE_PORT (18600:
-#        backends +1..+4, nginx +10, HAProxy +11, kvroute round-robin +12, cache-aware +13),
+# Env:   DUR (20), ROUNDS (3), WARM (kvroute's and the relay's warm-up, 40; others 5), CONNS (32),
+#        BASE_PORT (18600: backends +1..+4, nginx +10, HAProxy +11, kvroute round-robin +12,
+#        cache-aware +13, Netty relay +14),
 #        PROXY_CPU (0), LOAD_CPU (1), OUT (bench-report/proxy-overhead), DOC (docs/performance.md),
 #        KVROUTE_JAVA_OPTS (the launcher's JVM options), KVROUTE_FLAGS (extra serve flags),
 #        PACING (random: each connection's think time is drawn afresh, so sends arrive apart, at the
@@ -243,8 +246,8 @@ read -r direct_rps _ _ <<<"$(steady "${BACKENDS[0]}" 0)"
 echo "direct: $direct_rps req/s" >&2
 
 # ---- every proxy started once and left up (idle but for its own runs), each warmed ----
-labels=(nginx haproxy "kvroute round-robin" "kvroute cache-aware")
-ports=("$NGINX_PORT" "$HAPROXY_PORT" "$KVROUTE_PORT" "$((KVROUTE_PORT + 1))")
+labels=(nginx haproxy "kvroute round-robin" "kvroute cache-aware" "Netty relay (floor)")
+ports=("$NGINX_PORT" "$HAPROXY_PORT" "$KVROUTE_PORT" "$((KVROUTE_PORT + 1))" "$((KVROUTE_PORT + 2))")
 procs=()
 {
   echo "worker_processes 1; pid $work/nginx.pid; error_log $work/nginx.err; daemon off;"
@@ -286,6 +289,13 @@ for k in 2 3; do
   firsts[$k]=$(first_seconds "${ports[$k]}")
   load "${ports[$k]}" "$WARM" >/dev/null
 done
+# the Netty floor: the same launcher and JVM options as kvroute serve, one event loop, warmed as long
+taskset -c "$PROXY_CPU" ./kvroute relay --port "${ports[4]}" --event-loop-threads 1 \
+  $(printf -- '--backend http://127.0.0.1:%s ' "${BACKENDS[@]}") >"$OUT/relay.log" 2>&1 &
+procs+=($!)
+pids+=($!)
+wait_ready "http://127.0.0.1:${ports[4]}/health"
+load "${ports[4]}" "$WARM" >/dev/null
 
 # ---- steady throughput: ROUNDS rounds, each target once per round, in turn ----
 # One run per target cannot tell a change from the run-to-run spread of the baseline (nginx measured
@@ -353,11 +363,11 @@ report=$work/report.md
   echo
   echo "Each round (req/s / CPU µs per request; the ratios to that round's nginx):"
   echo
-  echo "| round | nginx | HAProxy | kvroute round-robin | kvroute cache-aware | round-robin vs nginx | cache-aware vs nginx |"
-  echo "|---|---:|---:|---:|---:|---:|---:|"
+  echo "| round | nginx | HAProxy | kvroute round-robin | kvroute cache-aware | Netty relay | round-robin vs nginx | cache-aware vs nginx | Netty relay vs nginx |"
+  echo "|---|---:|---:|---:|---:|---:|---:|---:|---:|"
   for line in "${round_rows[@]}"; do
-    IFS='|' read -r round nr nc hr hc rr rc cr cc <<<"$line"
-    echo "| $round | $nr / $nc | $hr / $hc | $rr / $rc | $cr / $cc | $(ratio "$rr" "$nr") | $(ratio "$cr" "$nr") |"
+    IFS='|' read -r round nr nc hr hc rr rc cr cc fr fc <<<"$line"
+    echo "| $round | $nr / $nc | $hr / $hc | $rr / $rc | $cr / $cc | $fr / $fc | $(ratio "$rr" "$nr") | $(ratio "$cr" "$nr") | $(ratio "$fr" "$nr") |"
   done
   echo
   echo "First 10 seconds after \`/ready\` answered 200 (fresh JVM; req/s / p99 ms of each second; share of the median steady rate):"

@@ -32,6 +32,7 @@ import picocli.CommandLine.ScopeType;
       dev.kvroute.bench.cli.LoadtestCommand.class,
       dev.kvroute.bench.cli.DemoCommand.class,
       dev.kvroute.bench.cli.OverloadCommand.class,
+      dev.kvroute.bench.cli.RelayCommand.class,
     })
 public final class Main implements Runnable {
 

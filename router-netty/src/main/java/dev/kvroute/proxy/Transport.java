@@ -57,9 +57,12 @@ import java.util.regex.Pattern;
  * refused with {@link IllegalArgumentException}. Case and surrounding spaces are ignored. The
  * server's start line names the transport in use.
  *
+ * <p>Public for the benchmark's Netty relay ({@code dev.kvroute.bench.relay.NettyRelay}), which must run
+ * on the transport the router runs on to be its floor.
+ *
  * <p>Immutable and thread-safe ({@link #best()} is synchronized).
  */
-record Transport(
+public record Transport(
     String name,
     IoHandlerFactory ioHandlerFactory,
     Class<? extends ServerSocketChannel> serverChannel,
@@ -87,7 +90,7 @@ record Transport(
    * choice is kept while the property keeps its value (so its warning, if any, is logged once for
    * the warm-up's proxies and the server).
    */
-  static synchronized Transport best() {
+  public static synchronized Transport best() {
     String wanted = System.getProperty(PROPERTY);
     if (chosen == null || !Objects.equals(wanted, chosenFor)) {
       chosen = choose(wanted).name();
@@ -245,7 +248,7 @@ record Transport(
   }
 
   /** A new event loop group of {@code threads} ({@code 0}: Netty's default, 2 × cores). */
-  MultiThreadIoEventLoopGroup group(int threads) {
+  public MultiThreadIoEventLoopGroup group(int threads) {
     return new MultiThreadIoEventLoopGroup(threads, ioHandlerFactory);
   }
 }
