@@ -40,7 +40,9 @@ import java.util.concurrent.TimeUnit;
  *
  * <p>Requests pipelined on one connection are answered in order (each waits for the reply before
  * it). A backend that cannot be reached, or closes with a request in flight, is answered with
- * {@code 502}; a client that leaves closes its backend connections. Bodies up to {@value #MAX_BODY_BYTES}
+ * {@code 502}; a request the HTTP codec cannot read, with {@code 400} and the connection's close
+ * (after the replies to the requests before it); a client that leaves closes its backend
+ * connections. Bodies up to {@value #MAX_BODY_BYTES}
  * bytes. Not a product: no timeouts, no retries, no limits beyond that.
  *
  * <p>Thread-safe to start and close; each connection's state lives on its event loop.
@@ -120,6 +122,8 @@ public final class NettyRelay implements AutoCloseable {
     /** The backend connection the request in flight was written to (null while it connects). */
     private Channel flightOn;
     private boolean keepAlive;
+    /** A malformed request was read: nothing after it is forwarded, and the connection ends with 400. */
+    private boolean closing;
 
     Frontend(List<InetSocketAddress> backends, Bootstrap upstream) {
       super(false); // a request is released when forwarded (the encoder) or refused
@@ -135,6 +139,19 @@ public final class NettyRelay implements AutoCloseable {
 
     @Override
     protected void channelRead0(ChannelHandlerContext ctx, FullHttpRequest req) {
+      if (req.decoderResult().isFailure()) {
+        // a request the codec could not read: answered 400 after the one in flight, then closed
+        req.release();
+        closing = true;
+        if (!inFlight) {
+          refuse();
+        }
+        return;
+      }
+      if (closing) {
+        req.release();
+        return;
+      }
       if (inFlight) {
         waiting.add(req);
       } else {
@@ -196,7 +213,17 @@ public final class NettyRelay implements AutoCloseable {
       FullHttpRequest queued = waiting.poll();
       if (queued != null) {
         forward(queued);
+      } else if (closing) {
+        refuse();
       }
+    }
+
+    private void refuse() {
+      FullHttpResponse bad = new DefaultFullHttpResponse(HttpVersion.HTTP_1_1, HttpResponseStatus.BAD_REQUEST,
+          Unpooled.EMPTY_BUFFER);
+      HttpUtil.setContentLength(bad, 0);
+      HttpUtil.setKeepAlive(bad, false);
+      ctx.writeAndFlush(bad).addListener(ChannelFutureListener.CLOSE);
     }
 
     /** A backend connection closed: a request in flight on it is answered 502. */

@@ -109,6 +109,21 @@ class NettyRelayTest {
   }
 
   @Test
+  void answersTheRequestsBeforeAMalformedOneThen400AndCloses() throws IOException {
+    relay = NettyRelay.start("127.0.0.1", 0, List.of(backend("a")), 1);
+    try (Socket s = new Socket("127.0.0.1", relay.port())) {
+      s.setSoTimeout(10_000);
+      s.getOutputStream().write((post("/ok", 7) + "POST /bad HTTP/1.1\r\ncontent-length: x\r\n\r\n" + post("/after", 1))
+          .getBytes(StandardCharsets.UTF_8));
+      InputStream in = s.getInputStream();
+
+      assertThat(readReply(in)).isEqualTo("200 a POST /ok 7");
+      assertThat(readReply(in)).isEqualTo("400 ");
+      assertThat(in.read()).as("end of stream after the 400").isEqualTo(-1);
+    }
+  }
+
+  @Test
   void closesTheConnectionAfterARequestThatAsksForIt() throws IOException {
     relay = NettyRelay.start("127.0.0.1", 0, List.of(backend("a")), 1);
     try (Socket s = new Socket("127.0.0.1", relay.port())) {
