@@ -2,16 +2,12 @@ package dev.kvroute.proxy;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.kvroute.core.BackendId;
-import dev.kvroute.core.RouterCore;
-import dev.kvroute.core.request.RequestView;
 import dev.kvroute.proxy.config.ProxyConfig;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.time.Duration;
-import java.util.Collection;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
@@ -44,7 +40,13 @@ final class ColdPromptIT {
   static final ServerExtension<KvrouteServer> ROUTER = new ServerExtension<>(() -> {
     ProxyConfig config = ProxyConfig.defaults().withPort(0).withAdminPort(-1).withEventLoopThreads(1)
         .withPolicy("cache-aware").withBackendUrls(List.of(BACKEND.get().uri()));
-    return KvrouteServer.start(config, new HeldOffLoop(KvrouteServer.createCore(config)));
+    return KvrouteServer.start(config, new BodyWorkerHold(KvrouteServer.createCore(config), THREADS, () -> {
+      if (ROUTING.getCount() == 0) {
+        return false; // the first routing on a body worker is held, no other
+      }
+      ROUTING.countDown();
+      return true;
+    }, RELEASE));
   });
 
   private final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
@@ -82,32 +84,5 @@ final class ColdPromptIT {
   static HttpRequest chat(URI base, String body) {
     return HttpRequest.newBuilder(base.resolve("/v1/chat/completions")).timeout(Duration.ofSeconds(10))
         .header("Content-Type", "application/json").POST(HttpRequest.BodyPublishers.ofString(body)).build();
-  }
-
-  /** A routing core whose routing of a view on a body worker waits for {@link #RELEASE} the first time. */
-  private static final class HeldOffLoop extends ForwardingRouterCore {
-    HeldOffLoop(RouterCore core) {
-      super(core);
-    }
-
-    @Override
-    public Routed route(RequestView view, long namespace, Collection<BackendId> healthy) {
-      String thread = Thread.currentThread().getName();
-      THREADS.add(thread);
-      if (thread.startsWith("kvroute-body") && ROUTING.getCount() > 0) {
-        ROUTING.countDown();
-        try {
-          RELEASE.await(20, TimeUnit.SECONDS);
-        } catch (InterruptedException e) {
-          Thread.currentThread().interrupt();
-        }
-      }
-      return core.route(view, namespace, healthy);
-    }
-
-    @Override
-    public Routed route(RequestView view, Collection<BackendId> healthy) {
-      return route(view, 0L, healthy);
-    }
   }
 }

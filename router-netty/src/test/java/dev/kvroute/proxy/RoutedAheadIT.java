@@ -119,29 +119,13 @@ final class RoutedAheadIT {
    * A routing core whose routing of a view on a body worker waits for {@link #RELEASE}, and which
    * keeps what it routed ahead of encoding and the threads it routed on.
    */
-  private static final class HeldWorkers extends ForwardingRouterCore {
+  /** Every body worker's routing held; routings ahead recorded. */
+  private static final class HeldWorkers extends BodyWorkerHold {
     HeldWorkers(RouterCore core) {
-      super(core);
-    }
-
-    @Override
-    public Routed route(RequestView view, long namespace, Collection<BackendId> healthy) {
-      String thread = Thread.currentThread().getName();
-      ROUTE_THREADS.add(thread);
-      if (thread.startsWith("kvroute-body")) {
+      super(core, ROUTE_THREADS, () -> {
         HELD.incrementAndGet();
-        try {
-          RELEASE.await(20, TimeUnit.SECONDS);
-        } catch (InterruptedException e) {
-          Thread.currentThread().interrupt();
-        }
-      }
-      return core.route(view, namespace, healthy);
-    }
-
-    @Override
-    public Routed route(RequestView view, Collection<BackendId> healthy) {
-      return route(view, 0L, healthy);
+        return true;
+      }, RELEASE);
     }
 
     @Override
