@@ -36,7 +36,7 @@ public final class RelayCommand implements Callable<Integer> {
   int port;
 
   @Option(names = "--backend", paramLabel = "URL", required = true,
-      description = "A backend's base URL (http://host:port); repeat for more.")
+      description = "A backend, http://host:port (no path); repeat for more.")
   List<String> backends;
 
   @Option(names = "--event-loop-threads", paramLabel = "N", description = "Event loops (default: ${DEFAULT-VALUE}).")
@@ -54,7 +54,9 @@ public final class RelayCommand implements Callable<Integer> {
       } catch (IllegalArgumentException e) {
         throw new ParameterException(spec.commandLine(), "--backend " + b + " (expected: http://host:port)");
       }
-      if (!"http".equals(u.getScheme()) || u.getHost() == null || u.getPort() < 1) {
+      String path = u.getRawPath();
+      if (!"http".equals(u.getScheme()) || u.getHost() == null || u.getPort() < 1
+          || path != null && !path.isEmpty() && !path.equals("/") || u.getRawQuery() != null) {
         throw new ParameterException(spec.commandLine(), "--backend " + b + " (expected: http://host:port)");
       }
       fleet.add(new InetSocketAddress(u.getHost(), u.getPort()));

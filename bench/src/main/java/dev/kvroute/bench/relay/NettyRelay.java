@@ -18,32 +18,43 @@ import io.netty.handler.codec.http.FullHttpRequest;
 import io.netty.handler.codec.http.FullHttpResponse;
 import io.netty.handler.codec.http.HttpClientCodec;
 import io.netty.handler.codec.http.HttpHeaderNames;
+import io.netty.handler.codec.http.HttpHeaderValues;
+import io.netty.handler.codec.http.HttpMessage;
+import io.netty.handler.codec.http.HttpMethod;
 import io.netty.handler.codec.http.HttpObjectAggregator;
 import io.netty.handler.codec.http.HttpResponseStatus;
 import io.netty.handler.codec.http.HttpServerCodec;
+import io.netty.handler.codec.http.HttpStatusClass;
 import io.netty.handler.codec.http.HttpUtil;
 import io.netty.handler.codec.http.HttpVersion;
+import io.netty.util.ReferenceCountUtil;
 import java.net.InetSocketAddress;
 import java.util.ArrayDeque;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * The proxy-overhead harness's floor for a reverse proxy on Netty: the least an HTTP/1.1 proxy built
  * the way kvroute is (Netty's HTTP codecs, whole bodies aggregated, the transport kvroute picks,
  * {@link Transport#best()}) does per request, with no routing, no metrics, no header rewriting and no
- * body inspection. Each client connection gets its own keep-alive connection to each backend, opened
- * on first use on the client's event loop, and its requests go to the backends in turn (round robin);
- * a request is forwarded as it arrived and the backend's reply returned as it arrived (Netty sets
- * {@code content-length} and keep-alive), so what separates kvroute's round-robin from this floor
- * is kvroute's own work, and what separates this floor from nginx is the JVM and Netty.
+ * body inspection. Requests go to the backends in turn (round robin across all connections); each
+ * client connection keeps its own keep-alive connection to each backend, opened on first use on the
+ * client's event loop. A request is forwarded as it arrived and the backend's reply returned as it
+ * arrived (Netty sets {@code content-length} and keep-alive), so what separates kvroute's round-robin
+ * from this floor is kvroute's own work, and what separates this floor from nginx is the JVM and
+ * Netty.
  *
- * <p>Requests pipelined on one connection are answered in order (each waits for the reply before
- * it). A backend that cannot be reached, or closes with a request in flight, is answered with
- * {@code 502}; a request the HTTP codec cannot read, with {@code 400} and the connection's close
- * (after the replies to the requests before it); a client that leaves closes its backend
- * connections. Bodies up to {@value #MAX_BODY_BYTES}
- * bytes. Not a product: no timeouts, no retries, no limits beyond that.
+ * <p>HTTP: requests pipelined on one connection are answered in order (each waits for the reply
+ * before it); informational replies (1xx, but {@code 101}) are dropped, the final reply relayed; a
+ * reply from a backend connection that holds no request is dropped; a backend connection that ends
+ * its reply with {@code connection: close} (or HTTP/1.0 without keep-alive) is closed and opened
+ * anew for the next request. Errors: a backend that cannot be reached, answers with something that
+ * is not HTTP, or closes with a request in flight is answered {@code 502}; a request the HTTP codec
+ * cannot read, {@code 400}, and one over {@value #MAX_BODY_BYTES} bytes, {@code 413}, each after the
+ * replies to the requests before it and followed by the connection's close; a client that leaves
+ * closes its backend connections. Not a product: no timeouts, no retries, no limits beyond that;
+ * backends are {@code host:port} only (no path prefix).
  *
  * <p>Thread-safe to start and close; each connection's state lives on its event loop.
  */
@@ -78,6 +89,7 @@ public final class NettyRelay implements AutoCloseable {
         .option(ChannelOption.TCP_NODELAY, true)
         .option(ChannelOption.CONNECT_TIMEOUT_MILLIS, 3000);
     List<InetSocketAddress> fleet = List.copyOf(backends);
+    AtomicInteger turn = new AtomicInteger(); // the relay's round robin, across its connections
     ChannelFuture bound = new ServerBootstrap()
         .group(group)
         .channel(transport.serverChannel())
@@ -85,8 +97,8 @@ public final class NettyRelay implements AutoCloseable {
         .childHandler(new ChannelInitializer<SocketChannel>() {
           @Override
           protected void initChannel(SocketChannel ch) {
-            ch.pipeline().addLast(new HttpServerCodec(), new HttpObjectAggregator(MAX_BODY_BYTES),
-                new Frontend(fleet, upstream));
+            ch.pipeline().addLast(new HttpServerCodec(), new RequestAggregator(),
+                new Frontend(fleet, upstream, turn));
           }
         })
         .bind(bind, port)
@@ -110,25 +122,48 @@ public final class NettyRelay implements AutoCloseable {
     group.shutdownGracefully(0, 2, TimeUnit.SECONDS).awaitUninterruptibly(5, TimeUnit.SECONDS);
   }
 
+  /** Told to the frontend, in order with the requests, when a request's body is over the limit. */
+  private static final Object TOO_LARGE = new Object();
+
+  /**
+   * Netty's aggregator, except that a body over the limit is told to the frontend in its turn
+   * instead of answered {@code 413} at once, ahead of the replies to the requests before it.
+   */
+  private static final class RequestAggregator extends HttpObjectAggregator {
+    RequestAggregator() {
+      super(MAX_BODY_BYTES);
+    }
+
+    @Override
+    protected void handleOversizedMessage(ChannelHandlerContext ctx, HttpMessage oversized) {
+      ReferenceCountUtil.release(oversized);
+      ctx.fireUserEventTriggered(TOO_LARGE);
+    }
+  }
+
   /** A client connection: its backend connections and its requests waiting for the one in flight. */
   private static final class Frontend extends SimpleChannelInboundHandler<FullHttpRequest> {
     private final List<InetSocketAddress> backends;
     private final Bootstrap upstream;
+    private final AtomicInteger turn;
     private final Channel[] connections;
-    private final ArrayDeque<FullHttpRequest> waiting = new ArrayDeque<>();
+    /** Requests, and at most one refusal (a status), waiting for the one in flight. */
+    private final ArrayDeque<Object> waiting = new ArrayDeque<>();
     private ChannelHandlerContext ctx;
-    private int next;
     private boolean inFlight;
     /** The backend connection the request in flight was written to (null while it connects). */
     private Channel flightOn;
     private boolean keepAlive;
-    /** A malformed request was read: nothing after it is forwarded, and the connection ends with 400. */
+    private boolean headRequest;
+    private HttpVersion clientVersion = HttpVersion.HTTP_1_1;
+    /** A request was refused: nothing after it is read or forwarded, and the connection ends. */
     private boolean closing;
 
-    Frontend(List<InetSocketAddress> backends, Bootstrap upstream) {
+    Frontend(List<InetSocketAddress> backends, Bootstrap upstream, AtomicInteger turn) {
       super(false); // a request is released when forwarded (the encoder) or refused
       this.backends = backends;
       this.upstream = upstream;
+      this.turn = turn;
       this.connections = new Channel[backends.size()];
     }
 
@@ -139,17 +174,13 @@ public final class NettyRelay implements AutoCloseable {
 
     @Override
     protected void channelRead0(ChannelHandlerContext ctx, FullHttpRequest req) {
-      if (req.decoderResult().isFailure()) {
-        // a request the codec could not read: answered 400 after the one in flight, then closed
-        req.release();
-        closing = true;
-        if (!inFlight) {
-          refuse();
-        }
-        return;
-      }
       if (closing) {
         req.release();
+        return;
+      }
+      if (req.decoderResult().isFailure()) {
+        req.release();
+        refuseInTurn(HttpResponseStatus.BAD_REQUEST);
         return;
       }
       if (inFlight) {
@@ -159,11 +190,33 @@ public final class NettyRelay implements AutoCloseable {
       }
     }
 
+    @Override
+    public void userEventTriggered(ChannelHandlerContext ctx, Object event) {
+      if (event == TOO_LARGE) {
+        if (!closing) {
+          refuseInTurn(HttpResponseStatus.REQUEST_ENTITY_TOO_LARGE);
+        }
+        return;
+      }
+      ctx.fireUserEventTriggered(event);
+    }
+
+    /** Refuses the request just read with {@code status} once the ones before it are answered. */
+    private void refuseInTurn(HttpResponseStatus status) {
+      closing = true;
+      if (inFlight) {
+        waiting.add(status);
+      } else {
+        refuse(status);
+      }
+    }
+
     private void forward(FullHttpRequest req) {
       inFlight = true;
       keepAlive = HttpUtil.isKeepAlive(req);
-      int i = next;
-      next = (next + 1) % backends.size();
+      headRequest = HttpMethod.HEAD.equals(req.method());
+      clientVersion = req.protocolVersion();
+      int i = Math.floorMod(turn.getAndIncrement(), backends.size());
       Channel c = connections[i];
       if (c != null && c.isActive()) {
         flightOn = c;
@@ -184,7 +237,7 @@ public final class NettyRelay implements AutoCloseable {
               req.release();
               f.channel().close();
               if (ctx.channel().isActive()) {
-                answer(new DefaultFullHttpResponse(HttpVersion.HTTP_1_1, HttpResponseStatus.BAD_GATEWAY, Unpooled.EMPTY_BUFFER));
+                answer(null, badGateway());
               }
               return;
             }
@@ -194,47 +247,75 @@ public final class NettyRelay implements AutoCloseable {
           });
     }
 
-    /** The reply to the request in flight: relayed, then the next waiting request forwarded. */
-    void answer(FullHttpResponse reply) {
-      if (!inFlight) {
-        reply.release(); // a backend's reply after its request was answered 502: nobody asked for it
+    private static FullHttpResponse badGateway() {
+      return new DefaultFullHttpResponse(HttpVersion.HTTP_1_1, HttpResponseStatus.BAD_GATEWAY, Unpooled.EMPTY_BUFFER);
+    }
+
+    /**
+     * A reply read on {@code from} (null: the relay's own): relayed if it is the final reply to the
+     * request in flight, then the next waiting request forwarded; otherwise dropped.
+     */
+    void answer(Channel from, FullHttpResponse reply) {
+      if (!inFlight || from != null && from != flightOn) {
+        reply.release(); // nobody asked for it: a request already answered, or an unsolicited reply
         return;
+      }
+      HttpResponseStatus status = reply.status();
+      if (status.codeClass() == HttpStatusClass.INFORMATIONAL && status.code() != 101) {
+        reply.release(); // 100 Continue, 103 Early Hints: the final reply follows
+        return;
+      }
+      if (from != null && !HttpUtil.isKeepAlive(reply)) {
+        forget(from);
+        from.close(); // its server closes it after this reply; the next request opens another
       }
       inFlight = false;
       flightOn = null;
-      HttpUtil.setKeepAlive(reply, keepAlive);
-      HttpUtil.setContentLength(reply, reply.content().readableBytes());
+      if (!headRequest) {
+        HttpUtil.setContentLength(reply, reply.content().readableBytes());
+      }
       reply.headers().remove(HttpHeaderNames.TRANSFER_ENCODING);
+      if (clientVersion.equals(HttpVersion.HTTP_1_0)) {
+        reply.setProtocolVersion(HttpVersion.HTTP_1_0);
+        reply.headers().set(HttpHeaderNames.CONNECTION, keepAlive ? HttpHeaderValues.KEEP_ALIVE : HttpHeaderValues.CLOSE);
+      } else {
+        reply.setProtocolVersion(HttpVersion.HTTP_1_1);
+        HttpUtil.setKeepAlive(reply, keepAlive);
+      }
       if (!keepAlive) {
+        closing = true;
         ctx.writeAndFlush(reply).addListener(ChannelFutureListener.CLOSE);
         return;
       }
       ctx.writeAndFlush(reply, ctx.voidPromise());
-      FullHttpRequest queued = waiting.poll();
-      if (queued != null) {
-        forward(queued);
-      } else if (closing) {
-        refuse();
+      Object queued = waiting.poll();
+      if (queued instanceof FullHttpRequest next) {
+        forward(next);
+      } else if (queued instanceof HttpResponseStatus refusal) {
+        refuse(refusal);
       }
     }
 
-    private void refuse() {
-      FullHttpResponse bad = new DefaultFullHttpResponse(HttpVersion.HTTP_1_1, HttpResponseStatus.BAD_REQUEST,
-          Unpooled.EMPTY_BUFFER);
-      HttpUtil.setContentLength(bad, 0);
-      HttpUtil.setKeepAlive(bad, false);
-      ctx.writeAndFlush(bad).addListener(ChannelFutureListener.CLOSE);
+    private void refuse(HttpResponseStatus status) {
+      FullHttpResponse refusal = new DefaultFullHttpResponse(HttpVersion.HTTP_1_1, status, Unpooled.EMPTY_BUFFER);
+      HttpUtil.setContentLength(refusal, 0);
+      HttpUtil.setKeepAlive(refusal, false);
+      ctx.writeAndFlush(refusal).addListener(ChannelFutureListener.CLOSE);
     }
 
-    /** A backend connection closed: a request in flight on it is answered 502. */
-    void backendClosed(Channel backend) {
+    private void forget(Channel backend) {
       for (int i = 0; i < connections.length; i++) {
         if (connections[i] == backend) {
           connections[i] = null;
         }
       }
+    }
+
+    /** A backend connection closed: a request in flight on it is answered 502. */
+    void backendClosed(Channel backend) {
+      forget(backend);
       if (inFlight && backend == flightOn && ctx.channel().isActive()) {
-        answer(new DefaultFullHttpResponse(HttpVersion.HTTP_1_1, HttpResponseStatus.BAD_GATEWAY, Unpooled.EMPTY_BUFFER));
+        answer(null, badGateway());
       }
     }
 
@@ -245,9 +326,9 @@ public final class NettyRelay implements AutoCloseable {
           c.close();
         }
       }
-      FullHttpRequest r;
-      while ((r = waiting.poll()) != null) {
-        r.release();
+      Object o;
+      while ((o = waiting.poll()) != null) {
+        ReferenceCountUtil.release(o);
       }
       ctx.fireChannelInactive();
     }
@@ -263,13 +344,18 @@ public final class NettyRelay implements AutoCloseable {
     private final Frontend client;
 
     Backend(Frontend client) {
-      super(false); // the reply is released when written to the client
+      super(false); // the reply is released when written to the client, or dropped
       this.client = client;
     }
 
     @Override
     protected void channelRead0(ChannelHandlerContext ctx, FullHttpResponse reply) {
-      client.answer(reply);
+      if (reply.decoderResult().isFailure()) {
+        reply.release(); // not HTTP: the connection is useless; its close answers the request 502
+        ctx.close();
+        return;
+      }
+      client.answer(ctx.channel(), reply);
     }
 
     @Override

@@ -13,20 +13,67 @@ import java.net.Socket;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.function.UnaryOperator;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
 /** The Netty floor relays whole requests and replies, in turn over its backends, in order, and 502s. */
 class NettyRelayTest {
   private final List<HttpServer> backends = new ArrayList<>();
+  private final List<ServerSocket> rawBackends = new ArrayList<>();
   private NettyRelay relay;
 
   @AfterEach
-  void stop() {
+  void stop() throws IOException {
     if (relay != null) {
       relay.close();
     }
     backends.forEach(b -> b.stop(0));
+    for (ServerSocket s : rawBackends) {
+      s.close();
+    }
+  }
+
+  /**
+   * A backend that writes {@code reply.apply(requestHead)} (raw bytes, so anything an HTTP server
+   * might send) for each bodyless request it reads, and closes the connection after a reply that
+   * says {@code connection: close}.
+   */
+  private InetSocketAddress rawBackend(UnaryOperator<String> reply) throws IOException {
+    ServerSocket server = new ServerSocket(0, 50, java.net.InetAddress.getLoopbackAddress());
+    rawBackends.add(server);
+    Thread t = new Thread(() -> {
+      while (!server.isClosed()) {
+        try (Socket c = server.accept()) {
+          InputStream in = c.getInputStream();
+          while (true) {
+            StringBuilder head = new StringBuilder();
+            int b;
+            while (!head.toString().endsWith("\r\n\r\n") && (b = in.read()) >= 0) {
+              head.append((char) b);
+            }
+            if (!head.toString().endsWith("\r\n\r\n")) {
+              break;
+            }
+            String r = reply.apply(head.toString());
+            c.getOutputStream().write(r.getBytes(StandardCharsets.ISO_8859_1));
+            c.getOutputStream().flush();
+            if (r.toLowerCase().contains("connection: close")) {
+              break;
+            }
+          }
+        } catch (IOException e) {
+          // the test closed the server, or the relay the connection: wait for the next one
+        }
+      }
+    }, "raw-backend");
+    t.setDaemon(true);
+    t.start();
+    return new InetSocketAddress("127.0.0.1", server.getLocalPort());
+  }
+
+  private static String get(String path) {
+    return "GET " + path + " HTTP/1.1\r\nhost: relay\r\n\r\n";
   }
 
   /** A backend that answers every POST with its name and the body's length, and every GET with its name. */
@@ -134,6 +181,71 @@ class NettyRelayTest {
 
       assertThat(readReply(in)).isEqualTo("200 a GET /z 0");
       assertThat(in.read()).as("end of stream after the reply").isEqualTo(-1);
+    }
+  }
+
+  @Test
+  void goesRoundRobinAcrossConnections() throws IOException {
+    relay = NettyRelay.start("127.0.0.1", 0, List.of(backend("a"), backend("b")), 1);
+
+    assertThat(exchange(relay.port(), get("/1"), 1)).containsExactly("200 a GET /1 0");
+    assertThat(exchange(relay.port(), get("/2"), 1)).containsExactly("200 b GET /2 0");
+  }
+
+  @Test
+  void dropsInformationalRepliesAndRelaysTheFinalOne() throws IOException {
+    relay = NettyRelay.start("127.0.0.1", 0, List.of(rawBackend(head ->
+        "HTTP/1.1 103 Early Hints\r\nlink: </a>; rel=preload\r\n\r\nHTTP/1.1 200 OK\r\ncontent-length: 5\r\n\r\nfinal")), 1);
+
+    assertThat(exchange(relay.port(), get("/1") + get("/2"), 2)).containsExactly("200 final", "200 final");
+  }
+
+  @Test
+  void answers502ForAReplyThatIsNotHttp() throws IOException {
+    relay = NettyRelay.start("127.0.0.1", 0,
+        List.of(rawBackend(head -> "NOT HTTP AT ALL\r\n\r\n"), backend("b")), 1);
+
+    assertThat(exchange(relay.port(), get("/1") + get("/2") + get("/3"), 3))
+        .containsExactly("502 ", "200 b GET /2 0", "502 ");
+  }
+
+  @Test
+  void opensANewBackendConnectionAfterAReplyThatClosesIt() throws IOException {
+    relay = NettyRelay.start("127.0.0.1", 0, List.of(rawBackend(head ->
+        "HTTP/1.1 200 OK\r\nconnection: close\r\ncontent-length: 2\r\n\r\nok")), 1);
+
+    assertThat(exchange(relay.port(), get("/1") + get("/2") + get("/3"), 3)).containsExactly("200 ok", "200 ok", "200 ok");
+  }
+
+  @Test
+  void answers413ForATooLargeBodyAfterTheRepliesBeforeIt() throws IOException {
+    relay = NettyRelay.start("127.0.0.1", 0, List.of(backend("a")), 1);
+    try (Socket s = new Socket("127.0.0.1", relay.port())) {
+      s.setSoTimeout(10_000);
+      s.getOutputStream().write((get("/first") + "POST /big HTTP/1.1\r\nhost: relay\r\ncontent-length: "
+          + (NettyRelay.MAX_BODY_BYTES + 1) + "\r\n\r\n").getBytes(StandardCharsets.UTF_8));
+      InputStream in = s.getInputStream();
+
+      assertThat(readReply(in)).isEqualTo("200 a GET /first 0");
+      assertThat(readReply(in)).isEqualTo("413 ");
+      assertThat(in.read()).as("end of stream after the 413").isEqualTo(-1);
+    }
+  }
+
+  @Test
+  void keepsAHeadReplysContentLength() throws IOException {
+    relay = NettyRelay.start("127.0.0.1", 0, List.of(rawBackend(head ->
+        "HTTP/1.1 200 OK\r\ncontent-length: 12345\r\n\r\n")), 1);
+    try (Socket s = new Socket("127.0.0.1", relay.port())) {
+      s.setSoTimeout(10_000);
+      s.getOutputStream().write("HEAD /h HTTP/1.1\r\nhost: relay\r\n\r\n".getBytes(StandardCharsets.UTF_8));
+      ByteArrayOutputStream head = new ByteArrayOutputStream();
+      InputStream in = s.getInputStream();
+      while (!head.toString(StandardCharsets.ISO_8859_1).endsWith("\r\n\r\n")) {
+        head.write(in.read());
+      }
+
+      assertThat(head.toString(StandardCharsets.ISO_8859_1).toLowerCase()).contains("content-length: 12345");
     }
   }
 }
