@@ -36,6 +36,17 @@ final class Headers {
       HttpHeaderNames.TRANSFER_ENCODING,
       HttpHeaderNames.UPGRADE);
 
+  private static final int MAX_HOP_BY_HOP_LENGTH =
+      HOP_BY_HOP.stream().mapToInt(AsciiString::length).max().orElseThrow();
+  /** Which name lengths some hop-by-hop header has: the test most names fail. */
+  private static final boolean[] HOP_BY_HOP_LENGTHS = new boolean[MAX_HOP_BY_HOP_LENGTH + 1];
+
+  static {
+    for (AsciiString h : HOP_BY_HOP) {
+      HOP_BY_HOP_LENGTHS[h.length()] = true;
+    }
+  }
+
   private Headers() {}
 
   /**
@@ -92,6 +103,10 @@ final class Headers {
 
   /** Whether {@code name} is a hop-by-hop header. */
   static boolean isHopByHop(CharSequence name) {
+    int n = name.length();
+    if (n > MAX_HOP_BY_HOP_LENGTH || !HOP_BY_HOP_LENGTHS[n]) {
+      return false; // most headers: no hop-by-hop name is that long
+    }
     for (AsciiString h : HOP_BY_HOP) {
       if (AsciiString.contentEqualsIgnoreCase(name, h)) {
         return true;

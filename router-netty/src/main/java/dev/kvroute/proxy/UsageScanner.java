@@ -88,8 +88,9 @@ abstract class UsageScanner {
   /**
    * Follows a JSON document with Jackson's parsers: a response that arrives whole in one buffer (a
    * non-streamed completion, a few hundred bytes) with the blocking parser over its bytes, which
-   * costs a fraction of the non-blocking one's set-up and per-token state; a response in several
-   * buffers with the non-blocking parser, created at the first of them.
+   * costs a fraction of the non-blocking one's set-up and per-token state, skipping what is not on
+   * the usage's paths ({@link #readWhole}); a response in several buffers with the non-blocking
+   * parser, created at the first of them, token by token.
    */
   static final class Json extends UsageScanner {
     private JsonParser parser;
@@ -115,14 +116,85 @@ abstract class UsageScanner {
           buf.getBytes(buf.readerIndex(), bytes);
           offset = 0;
         }
-        try (JsonParser whole = JSON.createParser(bytes, offset, length)) {
-          drain(whole);
-        } catch (IOException | RuntimeException e) {
-          // malformed: keep what was read
-        }
+        readWhole(bytes, offset, length);
         return;
       }
       feed(buf);
+    }
+
+    /**
+     * Reads {@code bytes[offset, offset + length)}, a whole document, with Jackson's blocking parser:
+     * the places {@link #drain} reads, in the same order, but a member off the usage's paths is
+     * passed over with {@code skipChildren} (Jackson still reads and checks its bytes) rather than
+     * followed token by token, and names are taken with {@code nextFieldName}. So the values read, and
+     * where a malformed document stops the read, are {@link #drain}'s (UsageScannerTest checks the
+     * two over random and damaged documents); a reply's {@code choices} cost one call.
+     */
+    void readWhole(byte[] bytes, int offset, int length) {
+      try (JsonParser p = JSON.createParser(bytes, offset, length)) {
+        JsonToken t;
+        while ((t = p.nextToken()) != null) { // each root value, as drain reads them
+          if (t == JsonToken.START_OBJECT) {
+            rootMembers(p);
+          } else {
+            p.skipChildren();
+          }
+        }
+      } catch (IOException | RuntimeException e) {
+        // malformed: keep what was read
+      }
+    }
+
+    /** A root object's members, from its start to its end. */
+    private void rootMembers(JsonParser p) throws IOException {
+      String name;
+      while ((name = p.nextFieldName()) != null) {
+        JsonToken v = p.nextToken();
+        if (v == JsonToken.START_OBJECT && "usage".equals(name)) {
+          usageMembers(p);
+        } else if (v == JsonToken.START_OBJECT && "meta_info".equals(name)) {
+          metaInfoMembers(p);
+        } else {
+          p.skipChildren();
+        }
+      }
+    }
+
+    /** {@code usage}'s members: {@code prompt_tokens}, and {@code prompt_tokens_details.cached_tokens}. */
+    private void usageMembers(JsonParser p) throws IOException {
+      String name;
+      while ((name = p.nextFieldName()) != null) {
+        JsonToken v = p.nextToken();
+        if (v == JsonToken.VALUE_NUMBER_INT && "prompt_tokens".equals(name)) {
+          promptTokens = p.getLongValue();
+        } else if (v == JsonToken.START_OBJECT && "prompt_tokens_details".equals(name)) {
+          String detail;
+          while ((detail = p.nextFieldName()) != null) {
+            if (p.nextToken() == JsonToken.VALUE_NUMBER_INT && "cached_tokens".equals(detail)) {
+              cachedTokens = p.getLongValue();
+            } else {
+              p.skipChildren();
+            }
+          }
+        } else {
+          p.skipChildren();
+        }
+      }
+    }
+
+    /** SGLang's {@code meta_info}: {@code prompt_tokens} and {@code cached_tokens}. */
+    private void metaInfoMembers(JsonParser p) throws IOException {
+      String name;
+      while ((name = p.nextFieldName()) != null) {
+        JsonToken v = p.nextToken();
+        if (v == JsonToken.VALUE_NUMBER_INT && "prompt_tokens".equals(name)) {
+          promptTokens = p.getLongValue();
+        } else if (v == JsonToken.VALUE_NUMBER_INT && "cached_tokens".equals(name)) {
+          cachedTokens = p.getLongValue();
+        } else {
+          p.skipChildren();
+        }
+      }
     }
 
     @Override
@@ -315,7 +387,7 @@ abstract class UsageScanner {
     private void dispatch() {
       if (hasData && !dataOverflow && indexOf(data, dataLength, NEEDLE) >= 0) {
         Json json = new Json();
-        json.feed(io.netty.buffer.Unpooled.wrappedBuffer(data, 0, dataLength));
+        json.feed(io.netty.buffer.Unpooled.wrappedBuffer(data, 0, dataLength), true);
         json.end();
         if (json.promptTokens >= 0) {
           promptTokens = json.promptTokens;
