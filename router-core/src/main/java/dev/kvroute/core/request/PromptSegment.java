@@ -71,7 +71,7 @@ public interface PromptSegment {
    * for token ids, of their {@link java.util.Arrays#hashCode}; each mixed with a key drawn once per
    * JVM. Two segments for which {@link #sameText} holds have the same fingerprint. The converse does
    * not hold, by design: two texts that agree on those bytes share a fingerprint, so a fingerprint
-   * only finds candidates, and {@link #sameText} confirms them.
+   * only finds candidates, and {@link #sameText} (or a {@link KeptSegment}) confirms them.
    */
   default long fingerprint() {
     int h = isTokens() ? java.util.Arrays.hashCode(tokenIds()) : text().hashCode();
@@ -90,23 +90,6 @@ public interface PromptSegment {
       return isTokens() && other.isTokens() && java.util.Arrays.equals(tokenIds(), other.tokenIds());
     }
     return text().equals(other.text());
-  }
-
-  /**
-   * This segment, keeping its own copy of any request-body bytes it refers to, so that it can be kept
-   * after the request (whose body buffer may be reused) for {@link #sameText} comparisons. A
-   * segment that holds its text or ids returns itself.
-   */
-  default PromptSegment detached() {
-    return this;
-  }
-
-  /**
-   * About how many heap bytes the segment's text or ids take where it holds them (a body segment:
-   * its bytes in the body; a string: two per char; ids: four each); for cache bounds.
-   */
-  default long heldBytes() {
-    return isTokens() ? 4L * tokenIds().length : 2L * text().length();
   }
 
   /** Whether this segment is given as token ids rather than text. */

@@ -13,6 +13,8 @@ final class TextSegment implements PromptSegment {
    * record of final fields is safe to publish so, and every thread computes the same value).
    */
   private TextHash hash;
+  /** A body segment's {@link BytesDigest}: null until first asked for (racy single-check, as {@code hash}). */
+  private BytesDigest digest;
   private final byte[] body;
   private final int start;
   private final int end;
@@ -140,18 +142,42 @@ final class TextSegment implements PromptSegment {
     return escaped == t.escaped && java.util.Arrays.equals(body, start, end, t.body, t.start, t.end);
   }
 
-  @Override
-  public PromptSegment detached() {
-    if (body == null) {
-      return this;
-    }
-    return new TextSegment(role, hash, text, java.util.Arrays.copyOfRange(body, start, end), 0, end - start, escaped,
-        codePoints);
+  /** Whether the segment refers to a request body's bytes (else it holds its text). */
+  boolean fromBody() {
+    return body != null;
   }
 
-  @Override
-  public long heldBytes() {
-    return body == null ? 2L * text.length() : end - start;
+  /** Whether the body's JSON string holds a backslash escape; false for a segment holding its text. */
+  boolean escaped() {
+    return escaped;
+  }
+
+  /** The JSON string's byte length in the body; 0 for a segment holding its text. */
+  int byteLength() {
+    return end - start;
+  }
+
+  /** A copy of the JSON string's bytes in the body. */
+  byte[] copyOfBytes() {
+    return java.util.Arrays.copyOfRange(body, start, end);
+  }
+
+  /** Whether the JSON string's bytes in the body are {@code bytes}. */
+  boolean sameBytes(byte[] bytes) {
+    return KeptSegment.equalBytes(body, start, end, bytes);
+  }
+
+  /**
+   * The {@link BytesDigest} of the JSON string's bytes in the body, computed when first asked for
+   * (racy single-check, as {@link #textHash}).
+   */
+  BytesDigest digest() {
+    BytesDigest d = digest;
+    if (d == null) {
+      d = BytesDigest.of(body, start, end);
+      digest = d;
+    }
+    return d;
   }
 
   @Override

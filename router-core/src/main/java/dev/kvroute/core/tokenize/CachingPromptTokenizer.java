@@ -3,6 +3,7 @@ package dev.kvroute.core.tokenize;
 import dev.kvroute.core.index.PageHashes;
 import dev.kvroute.core.index.SegmentedTokens;
 import dev.kvroute.core.request.Endpoint;
+import dev.kvroute.core.request.KeptSegment;
 import dev.kvroute.core.request.PromptSegment;
 import dev.kvroute.core.request.RequestView;
 import dev.kvroute.core.request.TextHash;
@@ -53,9 +54,14 @@ final class CachingPromptTokenizer implements PromptTokenizer {
   private final AtomicReferenceArray<Probe> probes = new AtomicReferenceArray<>(PROBE_SLOTS);
 
   CachingPromptTokenizer(Tokenizer tokenizer, long maxCacheBytes) {
+    this(tokenizer, maxCacheBytes, KeptSegment.Form.PREFERRED);
+  }
+
+  /** @param keptForm how kept prompts keep their messages read from a body ({@link MessagePrefixCache}) */
+  CachingPromptTokenizer(Tokenizer tokenizer, long maxCacheBytes, KeptSegment.Form keptForm) {
     this.tokenizer = Objects.requireNonNull(tokenizer, "tokenizer");
     this.cache = new PieceCache(maxCacheBytes);
-    this.prefixes = new MessagePrefixCache(maxCacheBytes / 4);
+    this.prefixes = new MessagePrefixCache(maxCacheBytes / 4, keptForm);
     Map<String, int[]> headers = new java.util.HashMap<>();
     for (String role : COMMON_ROLES) {
       headers.put(role, tokenizer.encode(header(role)));

@@ -2,6 +2,7 @@ package dev.kvroute.core.tokenize;
 
 import dev.kvroute.core.index.PageHashes;
 import dev.kvroute.core.index.SegmentedTokens;
+import dev.kvroute.core.request.KeptSegment;
 import dev.kvroute.core.request.PromptSegment;
 import java.util.Iterator;
 import java.util.LinkedHashMap;
@@ -16,17 +17,20 @@ import java.util.List;
  * PromptSegment#fingerprint} (a few of its bytes and its length, not all of it), plus the message
  * count. Each step mixes the fingerprints into two 64-bit lanes with different multipliers and
  * rotations (xxHash's primes and rounds). A key only finds a candidate: the entry keeps its messages
- * (copies of their bytes, {@link PromptSegment#detached}) and a candidate is taken only if every
- * one of them is the request's, byte for byte ({@link Entry#holds}). So reading a 22 KB conversation
- * costs a comparison of its bytes (vectorized) rather than a hash of all of them, and two
- * conversations that share a key, by chance or by design, never share tokens: the later one's is a
- * miss and replaces the other.
+ * ({@link KeptSegment}s in the cache's {@link KeptSegment.Form}: copies of their bytes, or their
+ * lengths and keyed digests) and a candidate is taken only if every one of them matches the
+ * request's ({@link Entry#holds}): byte for byte, or by a keyed digest of the request's bytes (a
+ * different string passes with probability about {@code 2^-64}, {@link
+ * dev.kvroute.core.request.BytesDigest}; the form where 512-bit vectors make it cheaper). So
+ * reading a 22 KB conversation costs a comparison or a digest of its bytes (vectorized) rather than
+ * a hash of all of them, and two conversations that share a key, by chance or by design, do not share
+ * tokens (up to that bound): the later one's is a miss and replaces the other.
  *
  * <p>Value: the prompt's tokens (arrays shared with the routed request and with the turns before
  * and after it, never written; one flat array once anything assembled it), how many of its tokens
  * are its messages' (the rest is the generation prompt), the page hashes the prefix index computed
  * for it, and its messages. Bounded by an estimate of heap bytes: {@code 4 × tokens + }the page
- * hashes' bytes {@code + }the messages' bytes {@code + }{@value #ENTRY_OVERHEAD_BYTES} per prompt
+ * hashes' bytes {@code + }the kept messages' bytes ({@link KeptSegment#heldBytes}) {@code + }{@value #ENTRY_OVERHEAD_BYTES} per prompt
  * and {@value #MESSAGE_OVERHEAD_BYTES} per message (a conversation's turns share their earlier
  * messages' copies and token arrays, so this overcounts); the least recently used prompts go first. Least
  * recently used rather than Caffeine's W-TinyLFU: each prompt is written once and read once, by its
@@ -41,7 +45,7 @@ import java.util.List;
 final class MessagePrefixCache {
   /** Per cached prompt besides its arrays: key, entry, map node and array headers, rounded up. */
   static final int ENTRY_OVERHEAD_BYTES = 192;
-  /** Per kept message besides its bytes: a segment object, its array header and a reference. */
+  /** Per kept message besides its bytes: a kept-segment object, an array header and a reference. */
   static final int MESSAGE_OVERHEAD_BYTES = 72;
 
   private static final long P1 = 0x9E3779B185EBCA87L;
@@ -80,19 +84,17 @@ final class MessagePrefixCache {
    * page hashes of its first pages, and its messages (detached from their request's body; the array
    * is never written).
    */
-  record Entry(SegmentedTokens tokens, int messageTokens, PageHashes hashes, PromptSegment[] messages, long messageBytes) {
+  record Entry(SegmentedTokens tokens, int messageTokens, PageHashes hashes, KeptSegment[] messages, long messageBytes) {
     /**
      * Whether the first {@code messages.length} of {@code segments} are this prompt's messages:
-     * the same roles and the same texts, compared byte for byte ({@link PromptSegment#sameText}).
+     * the same roles and the same texts ({@link KeptSegment#matches}).
      */
     boolean holds(List<PromptSegment> segments) {
       if (segments.size() < messages.length) {
         return false;
       }
       for (int i = 0; i < messages.length; i++) {
-        PromptSegment kept = messages[i];
-        PromptSegment s = segments.get(i);
-        if (!java.util.Objects.equals(kept.role(), s.role()) || !kept.sameText(s)) {
+        if (!messages[i].matches(segments.get(i))) {
           return false;
         }
       }
@@ -101,15 +103,25 @@ final class MessagePrefixCache {
   }
 
   private final long maxBytes;
+  private final KeptSegment.Form form;
   private final LinkedHashMap<Key, Entry> map = new LinkedHashMap<>(64, 0.75f, true); // guarded by this
   private long bytes; // guarded by this
 
-  /** @throws IllegalArgumentException if {@code maxBytes} is negative */
-  MessagePrefixCache(long maxBytes) {
+  /**
+   * @param form how the kept prompts keep their messages read from a body
+   * @throws IllegalArgumentException if {@code maxBytes} is negative
+   */
+  MessagePrefixCache(long maxBytes, KeptSegment.Form form) {
     if (maxBytes < 0) {
       throw new IllegalArgumentException("maxBytes: " + maxBytes + " (expected: >= 0)");
     }
     this.maxBytes = maxBytes;
+    this.form = java.util.Objects.requireNonNull(form, "form");
+  }
+
+  /** How the kept prompts keep their messages read from a body. */
+  KeptSegment.Form form() {
+    return form;
   }
 
   static long weigh(Entry e) {

@@ -2,6 +2,7 @@ package dev.kvroute.core.tokenize;
 
 import dev.kvroute.core.index.PageHashes;
 import dev.kvroute.core.index.SegmentedTokens;
+import dev.kvroute.core.request.KeptSegment;
 import java.util.Objects;
 
 /**
@@ -77,10 +78,10 @@ public final class PrefixedTokens {
    * adds one message leaves it: several questions on one context (few-shot prompts, an agent's
    * fan-out) ask for it again. Does nothing for tokens that were not assembled from messages.
    *
-   * <p>The kept prompt holds its messages for the next turn's byte comparison: the earlier prompt's
-   * copies of the messages they share, and its own copies of the rest ({@link
-   * dev.kvroute.core.request.PromptSegment#detached}), so a turn copies only its new messages' bytes.
-   * Call it while the request's body is unchanged (during routing).
+   * <p>The kept prompt holds its messages for the next turn to recognize ({@link KeptSegment}, in the
+   * cache's form: copies of their bytes, or digests): the earlier prompt's kept messages for those
+   * they share, and its own for the rest, so a turn copies or digests only its new messages. Call it
+   * while the request's body is unchanged (during routing).
    */
   public void remember(PageHashes hashes) {
     Objects.requireNonNull(hashes, "hashes");
@@ -88,14 +89,14 @@ public final class PrefixedTokens {
       return;
     }
     int n = key.messages();
-    dev.kvroute.core.request.PromptSegment[] kept = new dev.kvroute.core.request.PromptSegment[n];
+    KeptSegment[] kept = new KeptSegment[n];
     int shared = known == null ? 0 : known.messages().length;
     long bytes = known == null ? 0 : known.messageBytes();
     if (shared > 0) {
       System.arraycopy(known.messages(), 0, kept, 0, shared);
     }
     for (int i = shared; i < n; i++) {
-      kept[i] = messages.get(i).detached();
+      kept[i] = KeptSegment.of(messages.get(i), cache.form());
       bytes += kept[i].heldBytes();
     }
     // the flat array alone if anything assembled it (the precise index does): never both

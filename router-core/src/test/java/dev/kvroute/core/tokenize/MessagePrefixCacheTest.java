@@ -6,11 +6,14 @@ import dev.kvroute.core.BackendId;
 import dev.kvroute.core.index.PageHashes;
 import dev.kvroute.core.index.PrefixIndex;
 import dev.kvroute.core.request.Endpoint;
+import dev.kvroute.core.request.KeptSegment;
 import dev.kvroute.core.request.PromptSegment;
 import dev.kvroute.core.request.RequestView;
 import java.util.ArrayList;
 import java.util.List;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
 
 class MessagePrefixCacheTest {
   private static final Tokenizer BASE = Tokenizer.defaultTokenizer();
@@ -238,9 +241,10 @@ class MessagePrefixCacheTest {
     return PARSER.parse(Endpoint.CHAT_COMPLETIONS, body, h -> null);
   }
 
-  @Test
-  void aTurnReadFromABodyFindsThePreviousTurnByItsBytesEvenAfterThatBodyIsReused() throws Exception {
-    PromptTokenizer pt = PromptTokenizer.create(BASE);
+  @ParameterizedTest
+  @EnumSource(KeptSegment.Form.class)
+  void aTurnReadFromABodyFindsThePreviousTurnByItsBytesEvenAfterThatBodyIsReused(KeptSegment.Form form) throws Exception {
+    PromptTokenizer pt = new CachingPromptTokenizer(BASE, PromptTokenizer.DEFAULT_CACHE_BYTES, form);
     PrefixIndex index = index();
     List<String> contents = new ArrayList<>(List.of("tell me \\\"more\\\" ".repeat(20), "sure, \\u00e9t\u00e9 ".repeat(10),
         "go on"));
@@ -257,9 +261,10 @@ class MessagePrefixCacheTest {
     assertThat(t2.tokens()).containsExactly(PromptTokenizer.create(BASE, 0).tokenize(next));
   }
 
-  @Test
-  void aConversationSharingOnlyTheFingerprintedBytesSharesNothing() throws Exception {
-    PromptTokenizer pt = PromptTokenizer.create(BASE);
+  @ParameterizedTest
+  @EnumSource(KeptSegment.Form.class)
+  void aConversationSharingOnlyTheFingerprintedBytesSharesNothing(KeptSegment.Form form) throws Exception {
+    PromptTokenizer pt = new CachingPromptTokenizer(BASE, PromptTokenizer.DEFAULT_CACHE_BYTES, form);
     PrefixIndex index = index();
     // 100 bytes, the same but at byte 20, which no fingerprint word covers (0-7, 30-37, 61-68, 92-99)
     String kept = "a".repeat(100);
