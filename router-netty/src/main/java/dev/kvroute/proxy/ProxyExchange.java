@@ -1058,7 +1058,7 @@ final class ProxyExchange implements UpstreamHandler.Listener, Admission.Waiter 
     boolean reported = false;
     if (usage != null && outcome == Outcome.SUCCESS) {
       usage.end();
-      reported = usage.found();
+      reported = usage.plausible();
     }
     releaseLease(reported ? usage.cachedTokens() : -1);
     if (ticket != null) {
@@ -1077,6 +1077,8 @@ final class ProxyExchange implements UpstreamHandler.Listener, Admission.Waiter 
       if (reported) {
         px.metrics().reported(backendTag, usage.promptTokens(), usage.cachedTokens(), ProxyMetrics.prediction(routed),
             px.core().index().pageSizeTokens());
+      } else if (usage.found()) {
+        px.metrics().usageImplausible();
       } else {
         px.metrics().usageMissing();
       }

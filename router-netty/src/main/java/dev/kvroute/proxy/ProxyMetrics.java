@@ -335,6 +335,11 @@ final class ProxyMetrics implements AutoCloseable {
     usageReport("missing");
   }
 
+  /** A finished generation response whose usage no engine could have sent ({@code UsageScanner#plausible}): not recorded. */
+  void usageImplausible() {
+    usageReport("implausible");
+  }
+
   private void usageReport(String result) {
     this.<Counter>meter("kvroute.usage.reports", result, null, null, () -> Counter.builder("kvroute.usage.reports")
         .description("Finished generation responses by what usage the router could read from them")

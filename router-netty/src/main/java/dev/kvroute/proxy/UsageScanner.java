@@ -86,6 +86,23 @@ abstract class UsageScanner {
   }
 
   /**
+   * Largest {@code prompt_tokens} taken as a report: no model's context holds {@code 2^31} tokens,
+   * and one absurd value recorded would push the token summaries' sums out of the range where later
+   * additions still count (a double's 53-bit mantissa).
+   */
+  static final long MAX_PROMPT_TOKENS = Integer.MAX_VALUE;
+
+  /**
+   * Whether the usage found can be true: {@code prompt_tokens} at most {@link #MAX_PROMPT_TOKENS},
+   * and {@code cached_tokens}, when given, between 0 and {@code prompt_tokens}. The router records
+   * only such reports.
+   */
+  boolean plausible() {
+    return found() && promptTokens <= MAX_PROMPT_TOKENS
+        && (cachedTokens == -1 || (cachedTokens >= 0 && cachedTokens <= promptTokens));
+  }
+
+  /**
    * Follows a JSON document with Jackson's parsers: a response that arrives whole in one buffer (a
    * non-streamed completion, a few hundred bytes) with the blocking parser over its bytes, which
    * costs a fraction of the non-blocking one's set-up and per-token state, skipping what is not on
@@ -126,9 +143,14 @@ abstract class UsageScanner {
      * Reads {@code bytes[offset, offset + length)}, a whole document, with Jackson's blocking parser:
      * the places {@link #drain} reads, in the same order, but a member off the usage's paths is
      * passed over with {@code skipChildren} (Jackson still reads and checks its bytes) rather than
-     * followed token by token, and names are taken with {@code nextFieldName}. So the values read, and
-     * where a malformed document stops the read, are {@link #drain}'s (UsageScannerTest checks the
-     * two over random and damaged documents); a reply's {@code choices} cost one call.
+     * followed token by token, and names are taken with {@code nextFieldName}. So on UTF-8 JSON the
+     * values read, and where a malformed document stops the read, are {@link #drain}'s (checked over
+     * random and damaged documents); a reply's {@code choices} cost one call. Jackson's blocking and
+     * non-blocking parsers themselves differ on some replies no engine sends (UTF-16 or UTF-32, a
+     * second byte-order mark, an encoded surrogate in a string, a string over Jackson's 20 M-character
+     * limit): there, whether the usage is found can depend on whether the reply arrived whole (as it
+     * did before), and an SSE event's usage, read by the non-blocking parser before, may be found
+     * where it was not or the other way round.
      */
     void readWhole(byte[] bytes, int offset, int length) {
       try (JsonParser p = JSON.createParser(bytes, offset, length)) {

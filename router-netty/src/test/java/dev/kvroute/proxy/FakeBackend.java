@@ -283,8 +283,8 @@ final class FakeBackend implements AutoCloseable {
 
     private String usage(Map<String, String> d) {
       String[] pc = d.getOrDefault("usage", "10/0").split("/");
-      int p = Integer.parseInt(pc[0]);
-      int c = Integer.parseInt(pc[1]);
+      long p = Long.parseLong(pc[0]);
+      long c = Long.parseLong(pc[1]);
       return "{\"prompt_tokens\":" + p + ",\"total_tokens\":" + (p + 2) + ",\"completion_tokens\":2,"
           + "\"prompt_tokens_details\":{\"cached_tokens\":" + c + "}}";
     }

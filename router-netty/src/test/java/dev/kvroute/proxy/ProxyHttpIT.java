@@ -101,6 +101,37 @@ final class ProxyHttpIT {
     }
   }
 
+  /** The sum of every series of {@code name} in the router's metrics. */
+  private static double metricSum(String name) {
+    double sum = 0;
+    java.util.regex.Matcher m = java.util.regex.Pattern.compile("(?m)^" + java.util.regex.Pattern.quote(name)
+        + "(\\{[^}]*\\})? (\\S+)$").matcher(ROUTER.get().scrapeMetrics());
+    while (m.find()) {
+      sum += Double.parseDouble(m.group(2));
+    }
+    return sum;
+  }
+
+  @Test
+  void usageNoEngineCouldSendIsCountedAndNotRecorded() throws Exception {
+    double implausible = metricSum("kvroute_usage_reports_total{result=\"implausible\"}");
+    double reports = metricSum("kvroute_engine_prompt_tokens_count");
+    double promptSum = metricSum("kvroute_engine_prompt_tokens_sum");
+    // 2^63 - 1 prompt tokens, and more cached tokens than prompt tokens: neither can be true
+    for (String usage : new String[] {"9223372036854775807/0", "12/5000", "40/32"}) {
+      HttpResponse<String> r = http.send(HttpRequest.newBuilder(uri("/v1/chat/completions"))
+          .header("x-fake", "usage=" + usage).POST(HttpRequest.BodyPublishers.ofString(CHAT)).build(),
+          HttpResponse.BodyHandlers.ofString());
+      assertThat(r.statusCode()).isEqualTo(200);
+      assertThat(r.body()).as("relayed as sent").contains("\"prompt_tokens\":" + usage.split("/")[0]);
+    }
+    // recorded when the exchange ends, just after the client has the last byte
+    await().atMost(Duration.ofSeconds(5)).until(() -> metricSum("kvroute_engine_prompt_tokens_count") >= reports + 1);
+    assertThat(metricSum("kvroute_usage_reports_total{result=\"implausible\"}")).isEqualTo(implausible + 2);
+    assertThat(metricSum("kvroute_engine_prompt_tokens_count")).isEqualTo(reports + 1);
+    assertThat(metricSum("kvroute_engine_prompt_tokens_sum")).isEqualTo(promptSum + 40);
+  }
+
   @Test
   void sglangGenerateNonStreamingAndStreaming() throws Exception {
     String body = "{\"text\":\"The capital of France is\",\"sampling_params\":{\"max_new_tokens\":4}}";

@@ -202,4 +202,21 @@ final class UsageScannerTest {
     assertThat(UsageScanner.forContentType("text/plain")).isNull();
     assertThat(UsageScanner.forContentType(null)).isNull();
   }
+  @Test
+  void onlyUsageAnEngineCouldSendIsPlausible() {
+    String[][] cases = {
+      {"{\"usage\":{\"prompt_tokens\":2147483647,\"prompt_tokens_details\":{\"cached_tokens\":2147483647}}}", "true"},
+      {"{\"usage\":{\"prompt_tokens\":0,\"prompt_tokens_details\":{\"cached_tokens\":0}}}", "true"},
+      {"{\"usage\":{\"prompt_tokens\":7}}", "true"},
+      {"{\"usage\":{\"prompt_tokens\":2147483648}}", "false"},
+      {"{\"usage\":{\"prompt_tokens\":12,\"prompt_tokens_details\":{\"cached_tokens\":13}}}", "false"},
+      {"{\"usage\":{\"prompt_tokens\":12,\"prompt_tokens_details\":{\"cached_tokens\":-2}}}", "false"},
+      {"{\"usage\":{\"prompt_tokens\":-1}}", "false"},
+    };
+    for (String[] c : cases) {
+      UsageScanner s = UsageScanner.forContentType("application/json");
+      feedInPieces(s, c[0].getBytes(StandardCharsets.UTF_8), 1000);
+      assertThat(s.plausible()).as(c[0]).isEqualTo(Boolean.parseBoolean(c[1]));
+    }
+  }
 }

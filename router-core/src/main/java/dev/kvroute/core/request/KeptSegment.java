@@ -28,19 +28,28 @@ public abstract sealed class KeptSegment {
     /**
      * {@link #DIGEST} where digests are cheap ({@link BytesDigest#FAST}: 512-bit vectors), else
      * {@link #COPY}; the system property {@code kvroute.keptSegments} ({@code copy} or {@code
-     * digest}) overrides it.
+     * digest}, any case) overrides it, and any other value is ignored with a warning. The choice is
+     * logged once, at its first use.
      */
     public static final Form PREFERRED = preferred();
 
     private static Form preferred() {
-      String forced = System.getProperty("kvroute.keptSegments", "");
+      System.Logger log = System.getLogger(KeptSegment.class.getName());
+      Form form = BytesDigest.FAST ? DIGEST : COPY;
+      String forced = System.getProperty("kvroute.keptSegments", "").trim();
       if (forced.equalsIgnoreCase("copy")) {
-        return COPY;
+        form = COPY;
+      } else if (forced.equalsIgnoreCase("digest")) {
+        form = DIGEST;
+      } else if (!forced.isEmpty()) {
+        log.log(System.Logger.Level.WARNING, "kvroute.keptSegments=" + forced
+            + " ignored (expected: copy or digest)");
       }
-      if (forced.equalsIgnoreCase("digest")) {
-        return DIGEST;
-      }
-      return BytesDigest.FAST ? DIGEST : COPY;
+      log.log(System.Logger.Level.INFO, "kept chat prompts recognize their messages by "
+          + (form == DIGEST ? "digest" : "byte copy") + " (512-bit vectors "
+          + (BytesDigest.FAST ? "usable" : "not usable") + (forced.isEmpty() ? "" : "; kvroute.keptSegments=" + forced)
+          + ")");
+      return form;
     }
   }
 
