@@ -1,6 +1,5 @@
 package dev.kvroute.core.request;
 
-import java.util.Arrays;
 import java.util.Objects;
 
 /**
@@ -156,9 +155,5 @@ public abstract sealed class KeptSegment {
   @Override
   public String toString() {
     return getClass().getSimpleName() + "[role=" + role + "]";
-  }
-
-  static boolean equalBytes(byte[] a, int from, int to, byte[] b) {
-    return Arrays.equals(a, from, to, b, 0, b.length);
   }
 }

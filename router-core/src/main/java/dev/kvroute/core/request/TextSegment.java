@@ -164,7 +164,7 @@ final class TextSegment implements PromptSegment {
 
   /** Whether the JSON string's bytes in the body are {@code bytes}. */
   boolean sameBytes(byte[] bytes) {
-    return KeptSegment.equalBytes(body, start, end, bytes);
+    return java.util.Arrays.equals(body, start, end, bytes, 0, bytes.length);
   }
 
   /**
