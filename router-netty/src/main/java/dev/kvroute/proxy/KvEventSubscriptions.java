@@ -27,7 +27,8 @@ import org.zeromq.ZContext;
  * name a {@code kvEvents} endpoint. The replay endpoint is the backend's {@code kvEventsReplay}, else
  * {@code tcp://HOST:index.kvEventsReplayPort} when that port is set, else none.
  *
- * <p>Metrics (tag {@code backend}): {@code kvroute.kv.events.messages} (received),
+ * <p>Metrics (tag {@code backend}): {@code kvroute.kv.events.messages} (received, whether they decode
+ * or not), {@code kvroute.kv.events.duplicates} (live batches a replay had applied already),
  * {@code kvroute.kv.events{result=applied|ignored|dropped|undecodable}}, {@code kvroute.kv.events.gaps},
  * {@code kvroute.kv.events.missed} (batches lost for good), {@code kvroute.kv.events.replays},
  * {@code kvroute.kv.events.replay.failures}, {@code kvroute.kv.events.restarts},
@@ -53,7 +54,7 @@ final class KvEventSubscriptions implements AutoCloseable {
     this.registry = registry;
     index.onModeChange((backend, mode, why) -> LOG.log(mode == KvEventIndex.Mode.PRECISE ? Level.INFO : Level.WARNING,
         "backend {0}: prefix index {1} ({2})", backend, mode == KvEventIndex.Mode.PRECISE
-            ? "from its KV events" : "falls back to the approximate view", why));
+            ? "from its KV events" : "from the approximate view", why));
   }
 
   /** The PUB endpoint to subscribe to for {@code b}, or {@code null} when it is not subscribed. */
@@ -116,7 +117,9 @@ final class KvEventSubscriptions implements AutoCloseable {
     KvEventStream st = s.stream();
     List<Meter> list = new ArrayList<>();
     list.add(counter("kvroute.kv.events.messages", "KV-event messages received from the engine", tags, s,
-        x -> x.stream().received()));
+        x -> x.stream().received() + x.malformed()));
+    list.add(counter("kvroute.kv.events.duplicates", "Live KV-event batches a replay had already applied, skipped",
+        tags, st, KvEventStream::duplicates));
     list.add(counter("kvroute.kv.events", "KV events by what the index did with them", tags.and("result", "applied"),
         index, i -> stat(i, id, KvEventIndex.ViewStats::applied)));
     list.add(counter("kvroute.kv.events", "KV events by what the index did with them", tags.and("result", "ignored"),

@@ -16,6 +16,22 @@ import java.util.concurrent.locks.ReentrantReadWriteLock;
 final class EventPrefixIndex implements KvEventIndex {
   private static final long NONE = Long.MIN_VALUE;
 
+  /** Why a backend is in its mode; a change to a reason that is not quiet is reported once. */
+  private enum Reason {
+    NOT_CONFIGURED(true),
+    NOT_YET(true),
+    BLOCK_SIZE(false),
+    NEVER_CAME(false),
+    STOPPED(false),
+    EVENTS(false);
+
+    final boolean quiet;
+
+    Reason(boolean quiet) {
+      this.quiet = quiet;
+    }
+  }
+
   private final PrefixIndex approximate;
   private final Ticker ticker;
   private final int pageSize;
@@ -34,7 +50,7 @@ final class EventPrefixIndex implements KvEventIndex {
     volatile long lastEventNanos = NONE;
     /** When the first request routed since the last event was routed, or NONE. */
     final AtomicLong waitingSinceNanos = new AtomicLong(NONE);
-    final AtomicReference<Mode> reported = new AtomicReference<>(Mode.APPROXIMATE);
+    final AtomicReference<Reason> reported = new AtomicReference<>(Reason.NOT_CONFIGURED);
     final AtomicLong batches = new AtomicLong();
     final AtomicLong applied = new AtomicLong();
     final AtomicLong ignored = new AtomicLong();
@@ -101,6 +117,9 @@ final class EventPrefixIndex implements KvEventIndex {
     int applied = 0;
     int ignored = 0;
     int dropped = 0;
+    if (s.lastEventNanos == NONE) {
+      s.lastEventNanos = ticker.nanos(); // the first batch: precise from its first event on
+    }
     // The write lock is taken per event, not per batch: a step's batch can store the blocks of
     // several ~14K-token prompts, and routing (the read lock) must not wait for all of them.
     for (KvEvent e : batch.events()) {
@@ -157,27 +176,40 @@ final class EventPrefixIndex implements KvEventIndex {
   }
 
   private Mode mode(BackendId backend, State s) {
+    Reason reason;
     String why;
-    Mode mode;
     long waiting = s.waitingSinceNanos.get();
+    boolean stale = waiting != NONE && ticker.nanos() - waiting > staleNanos;
+    long staleMillis = staleNanos / 1_000_000;
+    String window = staleMillis % 1000 == 0 ? staleMillis / 1000 + " s" : staleMillis + " ms";
     if (!s.enabled) {
-      mode = Mode.APPROXIMATE;
+      reason = Reason.NOT_CONFIGURED;
       why = "no events configured";
     } else if (s.view.unusableBlockSize() != 0) {
-      mode = Mode.APPROXIMATE;
+      reason = Reason.BLOCK_SIZE;
       why = "engine block size " + s.view.unusableBlockSize() + " is not a multiple of the page size " + pageSize;
-    } else if (waiting != NONE && ticker.nanos() - waiting > staleNanos) {
-      mode = Mode.APPROXIMATE;
-      why = "events stopped: none for " + java.time.Duration.ofNanos(staleNanos) + " while requests were routed to it";
+    } else if (s.lastEventNanos == NONE && stale) {
+      reason = Reason.NEVER_CAME;
+      why = "no KV event since subscribing, " + window + " after a request was routed to it: is its kvEvents "
+          + "endpoint the engine's?";
+    } else if (s.lastEventNanos == NONE) {
+      reason = Reason.NOT_YET;
+      why = "no events yet";
+    } else if (stale) {
+      reason = Reason.STOPPED;
+      why = "events stopped: none for " + window + " while requests were routed to it";
     } else {
-      mode = Mode.PRECISE;
-      why = s.lastEventNanos == NONE ? "events configured" : "events resumed";
+      reason = Reason.EVENTS;
+      why = "events arriving";
     }
-    Mode before = s.reported.get();
-    if (before != mode && s.reported.compareAndSet(before, mode)) {
-      listener.changed(backend, mode, why);
+    Reason before = s.reported.get();
+    if (reason == Reason.EVENTS && before == Reason.STOPPED) {
+      why = "events resumed";
     }
-    return mode;
+    if (before != reason && s.reported.compareAndSet(before, reason) && !reason.quiet) {
+      listener.changed(backend, reason == Reason.EVENTS ? Mode.PRECISE : Mode.APPROXIMATE, why);
+    }
+    return reason == Reason.EVENTS ? Mode.PRECISE : Mode.APPROXIMATE;
   }
 
   @Override

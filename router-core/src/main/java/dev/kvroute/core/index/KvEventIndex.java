@@ -12,9 +12,10 @@ import java.util.Objects;
  * fed with every routed prompt, so that a backend whose events stop falls back to a warm view).
  *
  * <p>Per backend, {@link #match} reads the precise view while the backend is in {@link Mode#PRECISE}:
- * it publishes events ({@link #enableEvents}), they map to the router's pages (the engine's block
- * size is a multiple of the page size), and they have not stopped (no event for {@code staleAfter}
- * while a request routed to it waits for one). Otherwise it reads the approximate view. Routing a
+ * it publishes events ({@link #enableEvents}), its first has arrived, they map to the router's pages
+ * (the engine's block size is a multiple of the page size), and they have not stopped (no event for
+ * {@code staleAfter} while a request routed to it waits for one). Otherwise it reads the approximate
+ * view. Routing a
  * prompt to a precise backend also marks its pages speculatively held for {@code speculativeTtl}
  * (llm-d's speculative indexing, 2 s by default), so a burst of requests sharing a new prefix follows
  * the first one before the engine's {@code BlockStored} arrives.
@@ -62,7 +63,7 @@ public interface KvEventIndex extends PrefixIndex {
   enum Mode {
     /** The engine's own events. */
     PRECISE,
-    /** The router's prediction: no events, unusable events, or events that stopped. */
+    /** The router's prediction: no events (configured, or yet), unusable events, or events that stopped. */
     APPROXIMATE
   }
 

@@ -2,6 +2,7 @@ package dev.kvroute.core.kvevents;
 
 import java.io.IOException;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.OptionalLong;
 import org.msgpack.core.MessageFormat;
@@ -40,6 +41,8 @@ public final class KvEventDecoder {
    */
   private static final MessagePack.UnpackerConfig UNPACKER =
       new MessagePack.UnpackerConfig().withStringDecoderBufferSize(64);
+  /** Most elements allocated for an array before any is read ({@link #presized}). */
+  private static final int PRESIZED_ELEMENTS = 1024;
 
   private KvEventDecoder() {}
 
@@ -104,7 +107,7 @@ public final class KvEventDecoder {
       throw new KvEventFormatException("events is a " + in.getNextFormat().getValueType() + " (expected: an array)");
     }
     int n = in.unpackArrayHeader();
-    List<KvEvent> events = new ArrayList<>(n);
+    List<KvEvent> events = new ArrayList<>(presized(n));
     for (int i = 0; i < n; i++) {
       ValueType type = in.getNextFormat().getValueType();
       if (type == ValueType.ARRAY) {
@@ -135,7 +138,7 @@ public final class KvEventDecoder {
         long[] hashes = hashes(in);
         OptionalLong parent = optionalHash(in);
         int[] tokens = ints(in, "token_ids");
-        int blockSize = (int) integer(in, "block_size");
+        int blockSize = int32(in, "block_size");
         read = 5;
         String medium = null;
         String lora = null;
@@ -206,7 +209,7 @@ public final class KvEventDecoder {
         case "block_hashes" -> hashes = hashes(in);
         case "parent_block_hash" -> parent = optionalHash(in);
         case "token_ids" -> tokens = ints(in, "token_ids");
-        case "block_size" -> blockSize = (int) integer(in, "block_size");
+        case "block_size" -> blockSize = int32(in, "block_size");
         case "medium" -> medium = optionalString(in, "medium");
         case "lora_name" -> lora = optionalString(in, "lora_name");
         case "group_idx" -> group = optionalInt(in, "group_idx");
@@ -245,8 +248,11 @@ public final class KvEventDecoder {
 
   private static long[] hashes(MessageUnpacker in) throws IOException {
     int n = arrayHeader(in, "block_hashes");
-    long[] out = new long[n];
+    long[] out = new long[presized(n)];
     for (int i = 0; i < n; i++) {
+      if (i == out.length) {
+        out = Arrays.copyOf(out, grown(out.length, n));
+      }
       out[i] = hash(in);
     }
     return out;
@@ -283,11 +289,28 @@ public final class KvEventDecoder {
 
   private static int[] ints(MessageUnpacker in, String field) throws IOException {
     int n = arrayHeader(in, field);
-    int[] out = new int[n];
+    int[] out = new int[presized(n)];
     for (int i = 0; i < n; i++) {
-      out[i] = (int) integer(in, field);
+      if (i == out.length) {
+        out = Arrays.copyOf(out, grown(out.length, n));
+      }
+      out[i] = int32(in, field);
     }
     return out;
+  }
+
+  /**
+   * The room to allocate for an array whose msgpack header claims {@code n} elements: at most
+   * {@value #PRESIZED_ELEMENTS}, so that a header claiming more elements than its payload holds (5
+   * bytes can claim 2^31 - 1) costs an exception at the payload's end, not an allocation of that size;
+   * a longer array grows as its elements are read.
+   */
+  private static int presized(int n) {
+    return Math.min(n, PRESIZED_ELEMENTS);
+  }
+
+  private static int grown(int length, int n) {
+    return (int) Math.min(n, 2L * length);
   }
 
   private static int arrayHeader(MessageUnpacker in, String field) throws IOException {
@@ -307,7 +330,16 @@ public final class KvEventDecoder {
   }
 
   private static int optionalInt(MessageUnpacker in, String field) throws IOException {
-    return in.tryUnpackNil() ? -1 : (int) integer(in, field);
+    return in.tryUnpackNil() ? -1 : int32(in, field);
+  }
+
+  /** An integer that fits in 32 bits, else a format error (a block size of 2^32 + 16 is not 16). */
+  private static int int32(MessageUnpacker in, String field) throws IOException {
+    long v = integer(in, field);
+    if (v != (int) v) {
+      throw new KvEventFormatException(field + " " + v + " (expected: a 32-bit integer)");
+    }
+    return (int) v;
   }
 
   private static double number(MessageUnpacker in, String field) throws IOException {

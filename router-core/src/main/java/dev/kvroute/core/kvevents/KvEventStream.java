@@ -20,8 +20,10 @@ import java.util.function.LongSupplier;
  *   <li>the first message after subscribing, numbered above 0: the engine published before the router
  *       listened; the replay socket is asked from 0 (what it still buffers is applied), otherwise the
  *       view simply starts here;
- *   <li>a number at or below the last applied one: a duplicate if a replay already delivered it,
- *       otherwise the publisher restarted (vLLM numbers from 0 in each process), which clears the view;
+ *   <li>a number at or below the last applied one: a duplicate if a replay already delivered it (the
+ *       live socket still brings the batches numbered after the one that triggered the replay, which
+ *       the replay may have delivered too, until it passes them), otherwise the publisher restarted
+ *       (vLLM numbers from 0 in each process), which clears the view;
  *   <li>a payload that does not decode: counted and skipped (replaying the same bytes would not help).
  * </ul>
  *
@@ -52,6 +54,7 @@ public final class KvEventStream {
   private final Replayer replayer;
   private final LongSupplier epochNanos;
   private long last = -1;
+  /** The live batches a replay delivered ahead of the live socket: [from, through], empty if from > through. */
   private long duplicatesFrom = 1;
   private long duplicatesThrough = 0;
 
@@ -90,6 +93,7 @@ public final class KvEventStream {
       restarts.incrementAndGet();
       index.lostEvents(backend, "publisher restarted (sequence " + seq + " after " + last + ")");
       last = -1;
+      noDuplicates();
       if (seq > 0 && replayer != null) {
         replayFrom(0, seq);
       }
@@ -103,15 +107,24 @@ public final class KvEventStream {
       }
     }
     if (seq > last) {
+      noDuplicates(); // the live socket is past everything a replay delivered ahead of it
       apply(seq, payload);
     } else {
       duplicates.incrementAndGet();
     }
   }
 
+  private void noDuplicates() {
+    duplicatesFrom = 1;
+    duplicatesThrough = 0;
+  }
+
   /**
    * Replays from {@code from} and applies what arrives contiguous; returns whether the stream now
-   * reaches {@code upTo - 1} (nothing lost before {@code upTo}).
+   * reaches {@code upTo - 1} (nothing lost before {@code upTo}). {@code upTo} is the live batch that
+   * asked for the replay: the live socket delivered the batches before it already, so only those
+   * after it that the replay applied can come again ({@link #duplicates}); a number below it that
+   * comes again is a new process's.
    */
   private boolean replayFrom(long from, long upTo) {
     replays.incrementAndGet();
@@ -130,8 +143,8 @@ public final class KvEventStream {
     if (!done) {
       replayFailures.incrementAndGet();
     }
-    if (last > before) {
-      duplicatesFrom = before + 1;
+    if (last > upTo) {
+      duplicatesFrom = upTo + 1;
       duplicatesThrough = last;
     }
     if (from == 0 && before < 0) {

@@ -194,6 +194,7 @@ class EventPrefixIndexTest {
 
   @Test
   void aRoutedPromptIsSpeculativelyHeldUntilItsTtlExpires() {
+    apply(A, new Engine(PAGE).store(tokens(16), 0, OptionalLong.empty())); // A's events have come
     int[] prompt = tokens(64);
     index.insert(A, prompt);
     assertThat(index.match(prompt).matched(A)).isEqualTo(64);
@@ -230,8 +231,34 @@ class EventPrefixIndexTest {
 
   @Test
   void anIdleBackendWithoutEventsStaysPrecise() {
+    apply(A, new Engine(PAGE).store(tokens(32), 0, OptionalLong.empty()));
     now.addAndGet(Duration.ofMinutes(10).toNanos());
     assertThat(index.mode(A)).isEqualTo(KvEventIndex.Mode.PRECISE);
+  }
+
+  @Test
+  void untilItsFirstEventABackendIsMatchedFromTheApproximateView() {
+    int[] routed = tokens(48);
+    index.insert(A, routed);
+    now.addAndGet(Duration.ofSeconds(5).toNanos()); // past the speculative TTL
+    assertThat(index.mode(A)).isEqualTo(KvEventIndex.Mode.APPROXIMATE);
+    assertThat(index.match(routed).matched(A)).isEqualTo(48);
+    assertThat(modeChanges).isEmpty(); // nothing to report: events may simply not have come yet
+    apply(A, new Engine(PAGE).store(routed, 0, OptionalLong.empty()));
+    assertThat(index.mode(A)).isEqualTo(KvEventIndex.Mode.PRECISE);
+    assertThat(modeChanges).containsExactly("a PRECISE: events arriving");
+  }
+
+  @Test
+  void eventsThatNeverComeWhileRoutedToAreReportedOnce() {
+    int[] routed = tokens(48);
+    index.insert(A, routed);
+    now.addAndGet(Duration.ofSeconds(31).toNanos());
+    assertThat(index.mode(A)).isEqualTo(KvEventIndex.Mode.APPROXIMATE);
+    index.mode(A);
+    assertThat(modeChanges).singleElement().asString()
+        .startsWith("a APPROXIMATE: no KV event since subscribing, 30 s after a request was routed to it");
+    assertThat(index.match(routed).matched(A)).isEqualTo(48);
   }
 
   @Test

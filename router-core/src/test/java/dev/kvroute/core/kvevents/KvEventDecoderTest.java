@@ -151,6 +151,52 @@ class KvEventDecoderTest {
   }
 
   @Test
+  void anArrayClaimingMoreElementsThanItsPayloadHoldsIsAFormatError() throws IOException {
+    // [ts, events] with events' header claiming 2^31 - 1 elements, then nothing
+    byte[] events = pack(p -> p.packArrayHeader(2).packDouble(1).packArrayHeader(Integer.MAX_VALUE));
+    byte[] hashes = pack(p -> p.packArrayHeader(2).packDouble(1).packArrayHeader(1)
+        .packArrayHeader(5).packString("BlockStored").packArrayHeader(Integer.MAX_VALUE));
+    byte[] tokens = pack(p -> p.packArrayHeader(2).packDouble(1).packArrayHeader(1)
+        .packArrayHeader(5).packString("BlockStored").packArrayHeader(1).packLong(7).packNil()
+        .packArrayHeader(Integer.MAX_VALUE));
+    for (byte[] payload : List.of(events, hashes, tokens)) {
+      assertThatThrownBy(() -> KvEventDecoder.decode(payload)).isInstanceOf(KvEventFormatException.class);
+    }
+    assertThat(events).hasSize(15); // a fixarray, a float64 and an array32 header: 15 bytes in all
+  }
+
+  @Test
+  void arraysLongerThanTheFirstAllocationDecodeWhole() throws IOException {
+    int n = 5_000;
+    byte[] payload = pack(p -> {
+      p.packArrayHeader(2).packDouble(1).packArrayHeader(1);
+      p.packArrayHeader(5).packString("BlockStored").packArrayHeader(n);
+      for (int i = 0; i < n; i++) {
+        p.packLong(i + 1);
+      }
+      p.packNil().packArrayHeader(n * 16);
+      for (int i = 0; i < n * 16; i++) {
+        p.packInt(i);
+      }
+      p.packInt(16);
+    });
+    KvEvent.BlockStored stored = (KvEvent.BlockStored) KvEventDecoder.decode(payload).events().get(0);
+    assertThat(stored.blockHashes()).hasSize(n).startsWith(1L).endsWith((long) n);
+    assertThat(stored.tokenIds()).hasSize(n * 16).endsWith(n * 16 - 1);
+  }
+
+  @Test
+  void aFieldBeyond32BitsIsAFormatErrorNotTruncated() throws IOException {
+    byte[] payload = pack(p -> p.packArrayHeader(2).packDouble(1).packArrayHeader(1)
+        .packArrayHeader(5).packString("BlockStored").packArrayHeader(1).packLong(7).packNil()
+        .packArrayHeader(16).packInt(1).packInt(2).packInt(3).packInt(4).packInt(5).packInt(6).packInt(7)
+        .packInt(8).packInt(9).packInt(10).packInt(11).packInt(12).packInt(13).packInt(14).packInt(15)
+        .packInt(16).packLong((1L << 32) + 16));
+    assertThatThrownBy(() -> KvEventDecoder.decode(payload))
+        .isInstanceOf(KvEventFormatException.class).hasMessageContaining("block_size 4294967312");
+  }
+
+  @Test
   void malformedPayloadsSayWhatWasWrong() throws IOException {
     assertThatThrownBy(() -> KvEventDecoder.decode(pack(p -> p.packString("hello"))))
         .isInstanceOf(KvEventFormatException.class).hasMessageContaining("expected: an array or a map");

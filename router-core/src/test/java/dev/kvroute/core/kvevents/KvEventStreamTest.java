@@ -205,6 +205,56 @@ class KvEventStreamTest {
   }
 
   @Test
+  void aRestartAfterALateSubscribersReplayIsARestart() {
+    Publisher pub = new Publisher(100);
+    index.addBackend(A, 1 << 20);
+    index.enableEvents(A);
+    int[] p = prompt(1, 32);
+    pub.store(p, 0, KvEventEncoder.Layout.TAGGED_MAP);
+    pub.store(prompt(2, 32), 0, KvEventEncoder.Layout.TAGGED_MAP);
+    long live = pub.store(prompt(3, 32), 0, KvEventEncoder.Layout.TAGGED_MAP);
+    KvEventStream stream = new KvEventStream(A, index, pub, () -> 0);
+    deliver(stream, pub, live); // joined late: batches 0..live replayed
+    assertThat(index.match(p).matched(A)).isEqualTo(32);
+    Publisher restarted = new Publisher(100); // a new process numbers from 0 again
+    int[] q = prompt(4, 32);
+    deliver(stream, restarted, restarted.store(q, 0, KvEventEncoder.Layout.TAGGED_MAP));
+    assertThat(stream.restarts()).isEqualTo(1);
+    assertThat(stream.duplicates()).isEqualTo(1); // only the live batch that asked for the replay
+    assertThat(index.match(p).matched(A)).isZero();
+    assertThat(index.match(q).matched(A)).isEqualTo(32);
+  }
+
+  @Test
+  void aReplaysDuplicatesEndWhenTheLiveSocketPassesThem() {
+    Publisher pub = new Publisher(100);
+    KvEventStream stream = new KvEventStream(A, index, pub, () -> 0);
+    index.addBackend(A, 1 << 20);
+    index.enableEvents(A);
+    deliver(stream, pub, pub.store(prompt(1, 32), 0, KvEventEncoder.Layout.TAGGED_MAP));
+    pub.store(prompt(2, 32), 0, KvEventEncoder.Layout.TAGGED_MAP); // lost in transit
+    long third = pub.store(prompt(3, 32), 0, KvEventEncoder.Layout.TAGGED_MAP);
+    long fourth = pub.store(prompt(4, 32), 0, KvEventEncoder.Layout.TAGGED_MAP);
+    deliver(stream, pub, third); // the replay applies the lost one, third and fourth
+    deliver(stream, pub, fourth); // published while the replay ran: a duplicate
+    deliver(stream, pub, pub.store(prompt(5, 32), 0, KvEventEncoder.Layout.TAGGED_MAP));
+    assertThat(stream.duplicates()).isEqualTo(2);
+    pub.buffer.clear(); // the engine restarts: its new process numbers from 0 again
+    pub.next = 0;
+    for (int i = 0; i < 4; i++) {
+      pub.store(prompt(10 + i, 32), 0, KvEventEncoder.Layout.TAGGED_MAP);
+    }
+    deliver(stream, pub, 3); // within the old replay's numbers, but the new process's batch
+    assertThat(stream.restarts()).isEqualTo(1);
+    assertThat(pub.asked).containsExactly(1L, 0L); // the gap's replay, then the new process's from 0
+    assertThat(stream.duplicates()).isEqualTo(3); // the new replay applied the live batch too
+    for (int i = 0; i < 4; i++) {
+      assertThat(index.match(prompt(10 + i, 32)).matched(A)).isEqualTo(32);
+    }
+    assertThat(index.match(prompt(5, 32)).matched(A)).isZero();
+  }
+
+  @Test
   void anUndecodablePayloadIsCountedAndSkipped() {
     Publisher pub = new Publisher(100);
     KvEventStream stream = new KvEventStream(A, index, pub, () -> 0);
