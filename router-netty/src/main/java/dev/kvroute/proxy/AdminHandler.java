@@ -283,13 +283,19 @@ final class AdminHandler extends ChannelInboundHandlerAdapter {
     if (routable.isEmpty()) {
       return error(ctx, HttpResponseStatus.SERVICE_UNAVAILABLE, "no healthy backend");
     }
-    Decision d = px.core().explain(px.core().tokens(view), view.sessionKey(), model.namespace(), routable);
+    int[] tokens;
+    try {
+      tokens = px.core().tokens(model.tokenized(view));
+    } catch (dev.kvroute.core.tokenize.ChatTemplateException e) { // the engine's 400, as the proxy answers
+      return HttpErrors.response(ctx.alloc(), HttpResponseStatus.BAD_REQUEST, e.getMessage(), null, true);
+    }
+    Decision d = px.core().explain(tokens, view.sessionKey(), model.namespace(), routable);
     ObjectNode root = JSON.createObjectNode();
     root.put("endpoint", endpoint.path());
     root.put("model", model.served());
     root.put("baseModel", model.base());
     root.put("adapter", model.adapter());
-    root.put("promptTokens", px.core().tokens(view).length);
+    root.put("promptTokens", tokens.length);
     root.put("sessionKey", view.sessionKey());
     root.put("backend", d.backend().name());
     root.put("policy", d.policy());

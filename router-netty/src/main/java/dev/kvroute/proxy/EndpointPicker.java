@@ -106,7 +106,7 @@ public final class EndpointPicker implements AutoCloseable {
         kvEvents.removed(id);
       }
     });
-    this.models = new ModelCatalog(config.models());
+    this.models = new ModelCatalog(config.models(), config.routing().tokenizers().keySet());
     this.admission = new Admission(config.admission(), backends, core.loads(), ticker, loops.next(), metrics.registry());
     this.parser = RequestParser.create(config.routing().sessionHeader(), config.routing().sessionField(),
         // hashed while parsing only if routing asks for every message's hash (not a policy that reads
@@ -290,7 +290,7 @@ public final class EndpointPicker implements AutoCloseable {
     }
     RouterCore.Routed r;
     try {
-      r = core.route(view, model.namespace(), ids);
+      r = core.route(model.tokenized(view), model.namespace(), ids);
     } catch (ChatTemplateException e) {
       metrics.rejected(tag);
       return Pick.error(this, 400, e.getMessage(), null, -1);

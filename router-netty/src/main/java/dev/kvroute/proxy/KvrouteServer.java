@@ -121,7 +121,7 @@ public final class KvrouteServer implements AutoCloseable {
     this.bodyWorkers = bodyWorkers();
     this.context = new ProxyContext(
         config, core, parser, backends, pool, control, metrics, ticker, bodyWorkers, new ClientConnections(),
-        new ApiPaths(config.api()), new ModelCatalog(config.models()), discovery,
+        new ApiPaths(config.api()), new ModelCatalog(config.models(), config.routing().tokenizers().keySet()), discovery,
         new Admission(config.admission(), backends, core.loads(), ticker, boss.next(), metrics.registry()),
         engineTokenizer(config, control, core, metrics, ticker));
     metrics.addGlobalGauges(core, pool);

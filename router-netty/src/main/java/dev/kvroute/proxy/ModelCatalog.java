@@ -19,6 +19,7 @@ import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 
@@ -44,12 +45,20 @@ final class ModelCatalog {
 
   /** How many requested names {@link #resolve} remembers its answer for (a client may send any name). */
   static final int MEMO_LIMIT = 64;
+  /**
+   * The longest requested name {@link #resolve} remembers (characters): model names are short, and a
+   * client may send names of millions of characters, which the memo must not keep.
+   */
+  static final int MEMO_NAME_CHARS = 256;
 
   private final ModelsConfig config;
+  /** The models {@code routing.tokenizers} names: their own tokenizer comes before their base model's. */
+  private final Set<String> ownTokenizers;
   /**
    * The last resolution of each requested name ({@code ""} for none) that rewrote no body, with the
    * backend list and each backend's models it was made from: valid while both are the same objects
-   * (the registry and discovery replace them, never change them). Cleared at {@link #MEMO_LIMIT}.
+   * (the registry and discovery replace them, never change them). Cleared at {@link #MEMO_LIMIT};
+   * names over {@link #MEMO_NAME_CHARS} are not kept.
    */
   private final ConcurrentHashMap<String, Memo> memos = new ConcurrentHashMap<>();
 
@@ -68,7 +77,16 @@ final class ModelCatalog {
   }
 
   ModelCatalog(ModelsConfig config) {
+    this(config, Set.of());
+  }
+
+  /**
+   * @param ownTokenizers the model names {@code routing.tokenizers} gives a tokenizer of their own
+   *     (see {@link Resolved#tokenizerModel})
+   */
+  ModelCatalog(ModelsConfig config, Set<String> ownTokenizers) {
     this.config = config;
+    this.ownTokenizers = Set.copyOf(ownTokenizers);
   }
 
   /**
@@ -85,9 +103,19 @@ final class ModelCatalog {
    *     them has none known
    * @param rewrittenBody the body with {@code model} replaced by {@code served} (an alias applied), or
    *     {@code null} to forward the original bytes
+   * @param tokenizerModel the model whose tokenizer the router tokenizes the prompt with, the key of
+   *     {@code routing.tokenizers}: the requested or served name when that names a tokenizer of its
+   *     own, else the base model (an adapter is tokenized as its base model, as vLLM does for an
+   *     adapter without a tokenizer of its own; an alias as its served model), else the served name
    */
   record Resolved(String requested, String served, String base, String adapter, Set<BackendId> serving,
-      boolean unknown, boolean listed, int maxModelLen, byte[] rewrittenBody) {
+      boolean unknown, boolean listed, int maxModelLen, byte[] rewrittenBody, String tokenizerModel) {
+
+    /** {@code view} as the router core tokenizes it: with {@link #tokenizerModel} as its model. */
+    RequestView tokenized(RequestView view) {
+      return Objects.equals(tokenizerModel, view.model()) ? view : new RequestView(view.endpoint(), tokenizerModel,
+          view.sessionKey(), view.segments(), view.stream(), view.maxTokens(), view.body());
+    }
 
     /** Whether {@code b} may be sent this request. */
     boolean serves(Backend b) {
@@ -117,7 +145,7 @@ final class ModelCatalog {
       models[i] = all.get(i).models();
     }
     Resolved r = resolveAfresh(view, body, all);
-    if (r.rewrittenBody() == null) {
+    if (r.rewrittenBody() == null && name.length() <= MEMO_NAME_CHARS) {
       if (memos.size() >= MEMO_LIMIT) {
         memos.clear();
       }
@@ -173,8 +201,12 @@ final class ModelCatalog {
     }
     boolean unknown = served != null && allKnown && serving.isEmpty();
     byte[] rewritten = requested != null && !served.equals(requested) ? rewriteModel(body.get(), served) : null;
+    String tokenizerModel = ownTokenizers.isEmpty() ? view.model() // one tokenizer: the view as it is
+        : requested != null && ownTokenizers.contains(requested) ? requested
+        : served != null && ownTokenizers.contains(served) ? served
+        : base != null ? base : served;
     return new Resolved(requested, served, base, adapter, Set.copyOf(serving), unknown, listed,
-        serving.isEmpty() ? -1 : maxLen, rewritten);
+        serving.isEmpty() ? -1 : maxLen, rewritten, tokenizerModel);
   }
 
   /**

@@ -356,7 +356,7 @@ final class ProxyExchange implements UpstreamHandler.Listener, Admission.Waiter 
         return;
       }
       if (promptTokens == null && request.content().readableBytes() >= ProxyHandler.COLD_TEXT_CODE_POINTS
-          && px.core().uncachedCodePoints(view) >= ProxyHandler.COLD_TEXT_CODE_POINTS) {
+          && px.core().uncachedCodePoints(tokenizedView()) >= ProxyHandler.COLD_TEXT_CODE_POINTS) {
         // much new text to encode (a new conversation, a long paste): not on the loop every other
         // connection shares; the view reads its text from the body, kept until the routing is back
         // (the request, not its content: its arrival buffers go with its last release)
@@ -366,7 +366,7 @@ final class ProxyExchange implements UpstreamHandler.Listener, Admission.Waiter 
           // now, forward it, and encode it for the index on a worker afterwards
           RouterCore.RoutedAhead ahead;
           try {
-            ahead = px.core().routeAhead(view, namespace(), ids);
+            ahead = px.core().routeAhead(tokenizedView(), namespace(), ids);
           } catch (RuntimeException e) {
             kept.release();
             onRouted(ids, t0, null, e);
@@ -379,7 +379,7 @@ final class ProxyExchange implements UpstreamHandler.Listener, Admission.Waiter 
             return;
           }
         }
-        if (OffLoopRouting.route(px, loop, view, namespace(), ids, kept::release,
+        if (OffLoopRouting.route(px, loop, tokenizedView(), namespace(), ids, kept::release,
             (r, failure) -> onRouted(ids, t0, r, failure))) {
           return;
         }
@@ -389,7 +389,7 @@ final class ProxyExchange implements UpstreamHandler.Listener, Admission.Waiter 
       try {
         // tokens given for a small body are the engine's (--tokenizer engine); else the core tokenizes
         r = promptTokens != null ? px.core().route(promptTokens, view.sessionKey(), namespace(), ids)
-            : px.core().route(view, namespace(), ids);
+            : px.core().route(tokenizedView(), namespace(), ids);
       } catch (RuntimeException e) {
         onRouted(ids, t0, null, e);
         return;
@@ -807,6 +807,11 @@ final class ProxyExchange implements UpstreamHandler.Listener, Admission.Waiter 
   /** The request's prefix-index namespace: its (base model, adapter), or the default one. */
   private long namespace() {
     return model == null ? 0L : model.namespace();
+  }
+
+  /** The view as the router core tokenizes it ({@link ModelCatalog.Resolved#tokenized}). */
+  private RequestView tokenizedView() {
+    return model == null ? view : model.tokenized(view);
   }
 
   /** Whether a backend not tried yet (serving the request's model) may take the request now. */

@@ -574,7 +574,7 @@ final class ProxyHandler extends ChannelInboundHandlerAdapter {
           && px.engineTokens().applies(view.model());
       return refused != null ? new Parsed(view, null, null, null, model, refused)
           : engine ? new Parsed(view, null, null, null, model, null, engineRequest(view, model), endpoint)
-          : new Parsed(view, reads ? px.core().tokens(view) : null, null, null, model, null);
+          : new Parsed(view, reads ? px.core().tokens(model.tokenized(view)) : null, null, null, model, null);
     } catch (InvalidRequestException e) {
       return new Parsed(null, null, e, null);
     } catch (dev.kvroute.core.tokenize.ChatTemplateException e) { // the engine's 400 for this template

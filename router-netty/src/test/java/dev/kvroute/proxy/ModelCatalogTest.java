@@ -18,6 +18,7 @@ import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import org.junit.jupiter.api.Test;
 
 /** What the router makes of a fleet's models: discovery bodies, resolution, rewrite, length bound. */
@@ -97,6 +98,35 @@ class ModelCatalogTest {
     byte[] body = "{\"model\":\"pub\"}".getBytes(StandardCharsets.UTF_8);
     assertThat(catalog.resolve(chat("pub", "x", 8), () -> body, fleet))
         .isNotSameAs(catalog.resolve(chat("pub", "x", 8), () -> body, fleet));
+  }
+
+  @Test
+  void anAdapterOrAnAliasIsTokenizedAsItsBaseOrServedModelUnlessNamedItself() throws Exception {
+    ModelCatalog tokenizing = new ModelCatalog(new ModelsConfig(Duration.ofSeconds(30), 4, true,
+        Map.of("pub", "model-a", "own", "model-b")), Set.of("model-a", "model-b", "own"));
+    List<Backend> fleet = List.of(backend("a", ServedModels.configured(List.of("model-a"))), backend("b", parse(VLLM_B)));
+    byte[] body = "{}".getBytes(StandardCharsets.UTF_8);
+    assertThat(tokenizing.resolve(chat("sql", "hi", 8), () -> body, fleet).tokenizerModel()).isEqualTo("model-b");
+    assertThat(tokenizing.resolve(chat("pub", "hi", 8), () -> body, fleet).tokenizerModel()).isEqualTo("model-a");
+    assertThat(tokenizing.resolve(chat("own", "hi", 8), () -> body, fleet).tokenizerModel()).isEqualTo("own");
+    assertThat(tokenizing.resolve(chat("model-a", "hi", 8), () -> body, fleet).tokenizerModel()).isEqualTo("model-a");
+    RequestView adapter = chat("sql", "hi", 8);
+    RequestView tokenized = tokenizing.resolve(adapter, () -> body, fleet).tokenized(adapter);
+    assertThat(tokenized.model()).isEqualTo("model-b");
+    assertThat(tokenized.segments()).isEqualTo(adapter.segments());
+    // without per-model tokenizers the view goes to the core as it is
+    assertThat(catalog.resolve(adapter, () -> body, fleet).tokenized(adapter)).isSameAs(adapter);
+  }
+
+  @Test
+  void aLongRequestedNameIsNotRemembered() {
+    List<Backend> fleet = List.of(backend("a", ServedModels.configured(List.of("model-a"))));
+    String shortName = "x".repeat(ModelCatalog.MEMO_NAME_CHARS);
+    String longName = "x".repeat(ModelCatalog.MEMO_NAME_CHARS + 1);
+    assertThat(catalog.resolve(chat(shortName, "x", 8), () -> new byte[0], fleet))
+        .isSameAs(catalog.resolve(chat(shortName, "x", 8), () -> new byte[0], fleet));
+    assertThat(catalog.resolve(chat(longName, "x", 8), () -> new byte[0], fleet))
+        .isNotSameAs(catalog.resolve(chat(longName, "x", 8), () -> new byte[0], fleet));
   }
 
   @Test

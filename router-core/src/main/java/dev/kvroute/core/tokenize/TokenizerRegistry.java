@@ -9,8 +9,9 @@ import java.util.Map;
 import java.util.Objects;
 
 /**
- * The prompt tokenizer of each model: a map from model name (the request's {@code model} field) to
- * its tokenizer, and a default for every other model and for requests without one. The configuration
+ * The prompt tokenizer of each model: a map from model name (the view's {@code model}, which the proxy
+ * sets to the model whose tokenizer applies: an adapter's base model, an alias's served model) to its
+ * tokenizer, and a default for every other model and for requests without one. The configuration
  * fills it from {@code --tokenizer} (the default) and the {@code routing.tokenizers} map
  * ({@code modelName: spec}).
  *

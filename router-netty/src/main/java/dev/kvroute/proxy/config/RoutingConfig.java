@@ -19,8 +19,9 @@ package dev.kvroute.proxy.config;
  *     #APPROXIMATE_PAGE_SIZE_TOKENS}
  * @param defaultCapacityTokens KV capacity assumed for a backend whose capacity is neither configured
  *     nor readable from its {@code /metrics}
- * @param tokenizers the tokenizer of each model by name (the request's {@code model}), same forms as
- *     {@code tokenizer}; empty by default
+ * @param tokenizers the tokenizer of each model by name, same forms as {@code tokenizer}; empty by
+ *     default. A request takes its {@code model}'s entry, else its served model's (an alias applied),
+ *     else its base model's (a LoRA adapter's parent)
  * @param tokenizerTimeout with {@code engine}: how long the router waits for the engine's
  *     {@code /tokenize} before it routes the request on {@code o200k_base} tokens instead (counted in
  *     {@code kvroute_tokenizer_fallbacks_total{reason="timeout"}}). Default 200ms
