@@ -214,31 +214,44 @@ final class ModelCatalog {
    * unchanged; {@code body} itself when it has no such string.
    */
   static byte[] rewriteModel(byte[] body, String model) {
+    // every top-level "model" string: the parser routes on the last of duplicate keys, the engine's
+    // JSON reader (Python's) keeps the last too, so rewriting only the first would let it see the alias
+    List<int[]> spans = new ArrayList<>();
     try (JsonParser p = FACTORY.createParser(body)) {
       if (p.nextToken() != JsonToken.START_OBJECT) {
         return body;
       }
-      JsonToken t;
-      while ((t = p.nextToken()) == JsonToken.FIELD_NAME) {
+      while (p.nextToken() == JsonToken.FIELD_NAME) {
         String name = p.currentName();
         JsonToken value = p.nextToken();
         if (name.equals("model") && value == JsonToken.VALUE_STRING) {
           int start = (int) p.currentTokenLocation().getByteOffset();
           p.getText(); // the value is read in full: its end is the parser's position
-          int end = (int) p.currentLocation().getByteOffset();
-          ByteArrayOutputStream out = new ByteArrayOutputStream(body.length + model.length());
-          out.write(body, 0, start);
-          byte[] quoted = JSON.writeValueAsBytes(model);
-          out.write(quoted, 0, quoted.length);
-          out.write(body, end, body.length - end);
-          return out.toByteArray();
+          spans.add(new int[] {start, (int) p.currentLocation().getByteOffset()});
         }
         p.skipChildren();
       }
-      return body;
     } catch (IOException e) {
       return body; // the request parser accepted it; nothing to rewrite
     }
+    if (spans.isEmpty()) {
+      return body;
+    }
+    byte[] quoted;
+    try {
+      quoted = JSON.writeValueAsBytes(model);
+    } catch (IOException e) {
+      throw new java.io.UncheckedIOException(e); // a String always writes
+    }
+    ByteArrayOutputStream out = new ByteArrayOutputStream(body.length + spans.size() * quoted.length);
+    int at = 0;
+    for (int[] span : spans) {
+      out.write(body, at, span[0] - at);
+      out.write(quoted, 0, quoted.length);
+      at = span[1];
+    }
+    out.write(body, at, body.length - at);
+    return out.toByteArray();
   }
 
   /**
@@ -290,6 +303,7 @@ final class ModelCatalog {
    * backends that serve it; {@code null} when no backend's models are known.
    */
   String union(List<Backend> backends) {
+    long createdSeconds = System.currentTimeMillis() / 1000;
     Map<String, ObjectNode> cards = new LinkedHashMap<>();
     Map<String, ArrayNode> servedBy = new LinkedHashMap<>();
     boolean any = false;
@@ -304,6 +318,7 @@ final class ModelCatalog {
           ObjectNode n = JSON.createObjectNode();
           n.put("id", id);
           n.put("object", "model");
+          n.put("created", createdSeconds); // vLLM's card too gives the time of the listing
           n.put("owned_by", "kvroute");
           n.put("root", c.root());
           n.put("parent", c.parent());

@@ -156,6 +156,14 @@ class ModelCatalogTest {
   }
 
   @Test
+  void anAliasRewritesEveryTopLevelModelStringWhenTheKeyIsDuplicated() {
+    // the parser routes on the last "model", and so does the engine's JSON reader
+    String body = "{\"model\":\"model-b\",\"messages\":[],\"model\":\"pub\"}";
+    assertThat(new String(ModelCatalog.rewriteModel(body.getBytes(StandardCharsets.UTF_8), "model-a"),
+        StandardCharsets.UTF_8)).isEqualTo("{\"model\":\"model-a\",\"messages\":[],\"model\":\"model-a\"}");
+  }
+
+  @Test
   void theLengthBoundRefusesOnlyPromptsNoTokenizerCanFit() throws Exception {
     Backend b = backend("b", parse(VLLM_B)); // 8192 tokens; 4 characters per token at most here
     ModelCatalog.Resolved r = catalog.resolve(chat("model-b", "x", 100), () -> new byte[0], List.of(b));
@@ -183,6 +191,10 @@ class ModelCatalogTest {
     String union = catalog.union(List.of(backend("b0", parse(VLLM_B)), backend("b1", parse(VLLM_B)),
         backend("c", ServedModels.UNKNOWN)));
     assertThat(union).contains("\"id\":\"sql\"", "\"parent\":\"model-b\"", "\"kvroute_backends\":[\"b0\",\"b1\"]");
+    long now = System.currentTimeMillis() / 1000;
+    com.fasterxml.jackson.databind.JsonNode card = new com.fasterxml.jackson.databind.ObjectMapper().readTree(union)
+        .path("data").get(0);
+    assertThat(card.path("created").asLong()).as("OpenAI's Model object has created").isBetween(now - 60, now + 60);
     assertThat(catalog.union(List.of(backend("c", ServedModels.UNKNOWN)))).isNull();
   }
 

@@ -4,15 +4,14 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.kvroute.core.tokenize.TinyHfModel;
 import dev.kvroute.proxy.config.AdminConfig;
 import dev.kvroute.proxy.config.ModelsConfig;
 import dev.kvroute.proxy.config.ProxyConfig;
 import dev.kvroute.proxy.config.RoutingConfig;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
@@ -28,44 +27,6 @@ class ModelTokenizerIT {
   private static final String TEMPLATE =
       "{% if messages[0].role != 'system' %}{{ raise_exception('System message required') }}{% endif %}"
       + "{% for m in messages %}<|im_start|>{{ m.role }} {{ m.content }}<|im_end|>{% endfor %}";
-
-  /** A WordLevel tokenizer.json and a chat template that refuses a conversation without a system message. */
-  private static Path writeModel(Path dir) throws Exception {
-    Map<String, Object> vocab = new LinkedHashMap<>();
-    vocab.put("[UNK]", 0);
-    vocab.put("<|im_start|>", 1);
-    vocab.put("<|im_end|>", 2);
-    List<String> words = List.of("system", "user", "be", "brief", "hello", "there");
-    for (int i = 0; i < words.size(); i++) {
-      vocab.put(words.get(i), i + 3);
-    }
-    Map<String, Object> json = new LinkedHashMap<>();
-    json.put("version", "1.0");
-    json.put("truncation", null);
-    json.put("padding", null);
-    json.put("added_tokens", List.of(special(1, "<|im_start|>"), special(2, "<|im_end|>")));
-    json.put("normalizer", null);
-    json.put("pre_tokenizer", Map.of("type", "Whitespace"));
-    json.put("post_processor", null);
-    json.put("decoder", null);
-    json.put("model", Map.of("type", "WordLevel", "vocab", vocab, "unk_token", "[UNK]"));
-    Files.write(dir.resolve("tokenizer.json"), JSON.writeValueAsBytes(json));
-    Files.write(dir.resolve("tokenizer_config.json"),
-        JSON.writeValueAsBytes(Map.of("chat_template", TEMPLATE, "eos_token", "<|im_end|>")));
-    return dir;
-  }
-
-  private static Map<String, Object> special(int id, String content) {
-    Map<String, Object> t = new LinkedHashMap<>();
-    t.put("id", id);
-    t.put("content", content);
-    t.put("single_word", false);
-    t.put("lstrip", false);
-    t.put("rstrip", false);
-    t.put("normalized", false);
-    t.put("special", true);
-    return t;
-  }
 
   private static String chat(String model, boolean system) {
     String messages = (system ? "{\"role\":\"system\",\"content\":\"be brief\"}," : "")
@@ -84,7 +45,7 @@ class ModelTokenizerIT {
 
   @Test
   void anAliasIsTokenizedWithItsServedModelsTokenizerOnTheProxyAndInExplain(@TempDir Path dir) throws Exception {
-    Path model = writeModel(dir);
+    Path model = TinyHfModel.write(dir, TEMPLATE);
     RoutingConfig d = RoutingConfig.defaults();
     RoutingConfig routing = new RoutingConfig(d.sessionHeader(), d.sessionField(), d.tokenizer(), d.pageSizeTokens(),
         d.defaultCapacityTokens(), Map.of(FakeBackend.DEFAULT_MODEL, "hf:" + model));

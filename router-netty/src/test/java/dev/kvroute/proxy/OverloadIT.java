@@ -285,6 +285,10 @@ final class OverloadIT {
       assertThat(r.statusCode()).isEqualTo(503);
       assertThat(r.headers().firstValue("retry-after")).hasValue("1");
       assertThat(r.body()).contains("no healthy backend");
+      HttpResponse<String> models = http.send(HttpRequest.newBuilder(router.uri().resolve("/v1/models")).build(),
+          HttpResponse.BodyHandlers.ofString());
+      assertThat(models.statusCode()).isEqualTo(503);
+      assertThat(models.headers().firstValue("retry-after")).as("the merged model list's 503 too").hasValue("1");
     }
   }
 }

@@ -11,7 +11,6 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.InstantSource;
 import java.util.ArrayList;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.SplittableRandom;
@@ -26,47 +25,14 @@ import org.junit.jupiter.api.io.TempDir;
  */
 class TemplatePromptTokenizerTest {
   private static final ObjectMapper MAPPER = new ObjectMapper();
-  private static final String[] WORDS = {"user", "assistant", "system", "hello", "world", "alpha", "beta",
-      "gamma", "delta", "old", "new", ".", ",", "|"};
+  private static final List<String> WORDS = TinyHfModel.WORDS;
   /** Earlier messages keep only the text after their last '|', the final one is whole (like Qwen3's think). */
   private static final String TEMPLATE = "{% for m in messages %}<|im_start|>{{ m.role }} "
       + "{% if not loop.last %}{{ m.content.split('|')[-1] }}{% else %}{{ m.content }}{% endif %}<|im_end|>"
       + "{% endfor %}{% if add_generation_prompt %}<|im_start|>assistant {% endif %}";
 
   static Path writeModel(Path dir, String template) throws Exception {
-    Map<String, Object> vocab = new LinkedHashMap<>();
-    vocab.put("[UNK]", 0);
-    vocab.put("<|im_start|>", 1);
-    vocab.put("<|im_end|>", 2);
-    for (int i = 0; i < WORDS.length; i++) {
-      vocab.put(WORDS[i], i + 3);
-    }
-    Map<String, Object> json = new LinkedHashMap<>();
-    json.put("version", "1.0");
-    json.put("truncation", null);
-    json.put("padding", null);
-    json.put("added_tokens", List.of(special(1, "<|im_start|>"), special(2, "<|im_end|>")));
-    json.put("normalizer", null);
-    json.put("pre_tokenizer", Map.of("type", "Whitespace"));
-    json.put("post_processor", null);
-    json.put("decoder", null);
-    json.put("model", Map.of("type", "WordLevel", "vocab", vocab, "unk_token", "[UNK]"));
-    Files.write(dir.resolve("tokenizer.json"), MAPPER.writeValueAsBytes(json));
-    Files.write(dir.resolve("tokenizer_config.json"),
-        MAPPER.writeValueAsBytes(Map.of("chat_template", template, "eos_token", "<|im_end|>")));
-    return dir;
-  }
-
-  private static Map<String, Object> special(int id, String content) {
-    Map<String, Object> t = new LinkedHashMap<>();
-    t.put("id", id);
-    t.put("content", content);
-    t.put("single_word", false);
-    t.put("lstrip", false);
-    t.put("rstrip", false);
-    t.put("normalized", false);
-    t.put("special", true);
-    return t;
+    return TinyHfModel.write(dir, template);
   }
 
   @Test
@@ -143,7 +109,7 @@ class TemplatePromptTokenizerTest {
   private static String words(SplittableRandom random, int n) {
     StringBuilder out = new StringBuilder();
     for (int i = 0; i < n; i++) {
-      out.append(i == 0 ? "" : " ").append(WORDS[3 + random.nextInt(WORDS.length - 4)]);
+      out.append(i == 0 ? "" : " ").append(WORDS.get(3 + random.nextInt(WORDS.size() - 4)));
     }
     return out.toString();
   }
