@@ -142,10 +142,16 @@ final class AdminHandler extends ChannelInboundHandlerAdapter {
       }
       return explain(ctx, req, q);
     }
-    if ((path.equals("/admin/lora/load") || path.equals("/admin/lora/unload")) && m.equals(HttpMethod.POST)) {
+    if (path.equals("/admin/lora/load") || path.equals("/admin/lora/unload")) {
+      if (!m.equals(HttpMethod.POST)) {
+        return error(ctx, HttpResponseStatus.METHOD_NOT_ALLOWED, m + " " + path + " (expected: POST)");
+      }
       return LoraAdmin.handle(ctx, req, px, path.endsWith("/load"));
     }
-    if (path.equals("/admin/config") && m.equals(HttpMethod.GET)) {
+    if (path.equals("/admin/config")) {
+      if (!m.equals(HttpMethod.GET)) {
+        return error(ctx, HttpResponseStatus.METHOD_NOT_ALLOWED, m + " " + path + " (expected: GET)");
+      }
       String yaml = ConfigLoader.toYaml(px.config().withoutSecrets());
       return text(HttpResponseStatus.OK, "application/yaml", yaml);
     }

@@ -30,8 +30,9 @@ import java.util.concurrent.CompletableFuture;
  * The admin API's LoRA endpoints: {@code POST /admin/lora/load} and {@code POST /admin/lora/unload}
  * forward vLLM's {@code POST /v1/load_lora_adapter} ({@code {"lora_name", "lora_path"}}) and
  * {@code /v1/unload_lora_adapter} ({@code {"lora_name"}}) to the backends named in {@code "backends"}
- * (a name or a list; absent: every backend), then read those backends' served models again before
- * answering, so that the router routes the adapter (or stops routing it) from the answer on.
+ * (a name or a list; absent: every backend to load, and to unload every backend that lists the adapter
+ * or whose models are not known yet, 404 if none), then read those backends' served models again
+ * before answering, so that the router routes the adapter (or stops routing it) from the answer on.
  *
  * <p>Answer: 200 when every backend answered 2xx, else 502; the body lists each backend's status and
  * body ({@code {"results": {"gpu-0": {"status": 200, "body": "Success: ..."}}}}). 400 for a body
@@ -77,7 +78,17 @@ final class LoraAdmin {
           + "backend names, or no \"backends\" for every backend)", "backends", true);
     }
     if (named == null || named.isNull()) {
-      targets.addAll(px.backends().all());
+      String adapter = body.get("lora_name").asText();
+      for (Backend b : px.backends().all()) {
+        // an unload goes where the adapter is: a replica that never had it would answer 404
+        if (load || !b.models().known() || b.models().card(adapter) != null) {
+          targets.add(b);
+        }
+      }
+      if (!load && targets.isEmpty()) {
+        return HttpErrors.response(ctx.alloc(), HttpResponseStatus.NOT_FOUND, "lora_name: no backend lists adapter "
+            + adapter, "lora_name", true);
+      }
     } else {
       List<JsonNode> names = new ArrayList<>();
       if (named.isArray()) {

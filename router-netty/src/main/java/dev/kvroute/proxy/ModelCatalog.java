@@ -292,6 +292,11 @@ final class ModelCatalog {
     if (chars == 0) {
       return head + tokenIds + " input tokens, for a total of " + (tokenIds + output) + " tokens" + tail;
     }
+    if (maxInput <= tokenIds) {
+      // the output alone (with any token ids) leaves the text no room: vLLM's wording with a lower bound
+      return head + "at least " + lowerBound + " input tokens, for a total of at least " + (lowerBound + output)
+          + " tokens" + tail;
+    }
     long charBound = Math.max(0, maxInput - tokenIds) * perToken;
     return head + chars + " characters (more than " + charBound + " characters, which is the upper bound for "
         + Math.max(0, maxInput - tokenIds) + " input tokens)" + tail;

@@ -234,6 +234,19 @@ final class HardeningIT {
   }
 
   @Test
+  void anAdminRouteAskedWithTheWrongMethodIs405() throws Exception {
+    for (String req : List.of("GET /admin/lora/load", "GET /admin/lora/unload", "POST /admin/config",
+        "GET /admin/explain")) {
+      try (RawHttp c = admin()) {
+        c.send(req + " HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer s3cret\r\nContent-Length: 0\r\n\r\n");
+        RawHttp.Response r = c.read();
+        assertThat(r.status()).as(req).isEqualTo(405);
+        assertThat(r.bodyText()).as(req).contains("expected: ");
+      }
+    }
+  }
+
+  @Test
   void adminBodiesAreLimitedAndSlowClientsTimedOut() throws Exception {
     try (RawHttp c = admin()) {
       c.send("POST /admin/explain HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer s3cret\r\nContent-Length: 5000\r\n\r\n");

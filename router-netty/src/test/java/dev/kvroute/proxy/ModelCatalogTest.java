@@ -173,6 +173,11 @@ class ModelCatalogTest {
         "This model's maximum context length is 8192 tokens. However, you requested 100 output tokens and your"
             + " prompt contains 32369 characters (more than 32368 characters, which is the upper bound for 8092"
             + " input tokens). Please reduce the length of the input prompt or the number of requested output tokens.");
+    // the output alone fills the context: the prompt's lower bound, as vLLM words a truncated count
+    assertThat(catalog.tooLong(chat("model-b", "hi", 9000), r)).isEqualTo("This model's maximum context length is"
+        + " 8192 tokens. However, you requested 9000 output tokens and your prompt contains at least 1 input tokens,"
+        + " for a total of at least 9001 tokens. Please reduce the length of the input prompt or the number of"
+        + " requested output tokens.");
     // characters are code points: 32368 emoji are 32368 characters (64736 UTF-16 units)
     String emoji = "\uD83D\uDE00".repeat(32_368);
     assertThat(catalog.tooLong(chat("model-b", emoji, 100), r)).isNull();

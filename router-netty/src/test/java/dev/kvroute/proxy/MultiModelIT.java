@@ -290,8 +290,12 @@ final class MultiModelIT {
       assertThat(r.statusCode()).as(r.body()).isEqualTo(200);
       assertThat(r.headers().firstValue("x-kvroute-backend")).hasValue("b1");
     }
-    HttpResponse<String> unload = post(admin, "/admin/lora/unload", "{\"lora_name\":\"late-lora\",\"backends\":\"b1\"}");
+    // no backends named: the unload goes to the replicas that list the adapter (b1), not to every one
+    HttpResponse<String> unload = post(admin, "/admin/lora/unload", "{\"lora_name\":\"late-lora\"}");
     assertThat(unload.statusCode()).as(unload.body()).isEqualTo(200);
+    assertThat(JSON.readTree(unload.body()).path("results").fieldNames()).toIterable().containsExactly("b1");
+    HttpResponse<String> again = post(admin, "/admin/lora/unload", "{\"lora_name\":\"late-lora\"}");
+    assertThat(again.statusCode()).as(again.body()).isEqualTo(404);
     HttpResponse<String> gone = generate("late-lora", "late again");
     assertThat(gone.statusCode()).isEqualTo(404);
     assertThat(JSON.readTree(gone.body()).at("/error/message").asText())
