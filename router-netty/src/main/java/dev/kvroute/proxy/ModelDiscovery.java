@@ -51,6 +51,14 @@ final class ModelDiscovery implements AutoCloseable {
   private final java.util.Map<dev.kvroute.core.BackendId, java.util.Set<String>> reported =
       new java.util.concurrent.ConcurrentHashMap<>();
   private static final int REASONS_KEPT = 8;
+  /**
+   * Least time between two reads of every backend that a request for an unknown model starts
+   * ({@link #unknownModelRequested}): a model loaded on an engine directly (its own
+   * {@code /v1/load_lora_adapter}) is routed from about then on, not from the next periodic refresh.
+   */
+  static final Duration UNKNOWN_MODEL_REREAD = Duration.ofSeconds(2);
+  /** When the last read for an unknown model started ({@link System#nanoTime}), or 0 for none. */
+  private final java.util.concurrent.atomic.AtomicLong unknownReread = new java.util.concurrent.atomic.AtomicLong();
 
   /**
    * @param timeout how long one read may take (the health check's timeout)
@@ -88,6 +96,23 @@ final class ModelDiscovery implements AutoCloseable {
           LOG.log(Level.WARNING, "backend " + b.id() + ": model discovery failed to start: " + e);
         }
       }
+    }
+  }
+
+  /**
+   * A request named a model no backend lists: reads every backend's models again, at most once per
+   * {@link #UNKNOWN_MODEL_REREAD} and only while the periodic refresh is on (a client sending unknown
+   * names costs the engines one {@code GET /v1/models} each per interval, not one per request). The
+   * request itself is answered 404 as before; later ones see the read.
+   */
+  void unknownModelRequested() {
+    if (!config.refreshEnabled()) {
+      return;
+    }
+    long now = System.nanoTime();
+    long last = unknownReread.get();
+    if ((last == 0 || now - last >= UNKNOWN_MODEL_REREAD.toNanos()) && unknownReread.compareAndSet(last, now)) {
+      loop.execute(this::refreshAll);
     }
   }
 

@@ -439,6 +439,7 @@ final class ProxyHandler extends ChannelInboundHandlerAdapter {
    */
   private Refusal refusal(RequestView view, ModelCatalog.Resolved model) {
     if (model.unknown()) {
+      px.discovery().unknownModelRequested(); // loaded on an engine directly since the last read?
       return new Refusal(HttpResponseStatus.NOT_FOUND, "The model `" + model.requested() + "` does not exist.", "model");
     }
     String tooLong = px.models().tooLong(view, model);

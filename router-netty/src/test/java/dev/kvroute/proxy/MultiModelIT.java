@@ -304,6 +304,22 @@ final class MultiModelIT {
   }
 
   @Test
+  void anAdapterLoadedOnAnEngineDirectlyIsRoutedSoonAfterItsFirst404() throws Exception {
+    String engineB1 = ENGINES_B.get().urls().get(1);
+    HttpResponse<String> load = post(URI.create(engineB1), "/v1/load_lora_adapter",
+        "{\"lora_name\":\"direct-lora\",\"lora_path\":\"/loras/direct\"}");
+    assertThat(load.statusCode()).as(load.body()).isEqualTo(200);
+    HttpResponse<String> first = generate("direct-lora", "direct " + text(400, 20));
+    assertThat(first.statusCode()).as("the router has not read b1's models since").isEqualTo(404);
+    // the 404 started a read of every backend's models: well before the 30 s periodic refresh
+    org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(10)).pollInterval(Duration.ofMillis(200))
+        .until(() -> generate("direct-lora", "direct again " + text(401, 20)).statusCode() == 200);
+    HttpResponse<String> routed = generate("direct-lora", "direct once more " + text(402, 20));
+    assertThat(routed.headers().firstValue("x-kvroute-backend")).hasValue("b1");
+    post(URI.create(engineB1), "/v1/unload_lora_adapter", "{\"lora_name\":\"direct-lora\"}");
+  }
+
+  @Test
   void aLoadOnAnUnknownBackendIsNotFound() throws Exception {
     HttpResponse<String> r = post(ROUTER.get().adminUri(), "/admin/lora/load",
         "{\"lora_name\":\"x\",\"lora_path\":\"/p\",\"backends\":[\"nope\"]}");
