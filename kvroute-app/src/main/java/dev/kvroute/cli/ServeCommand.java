@@ -218,7 +218,7 @@ public final class ServeCommand implements Callable<Integer> {
 
   @YamlKey("timeouts.client")
   @Option(names = "--client-timeout", paramLabel = "DUR",
-      description = "Longest wait for a client's next request (idle keep-alive closed; partial request 408) or for it to read (default 60s).")
+      description = "Longest wait for a client's next request (idle keep-alive or a partial head: closed; a partial body: 408) or for it to read (default 60s).")
   String clientTimeout;
 
   @YamlKey("timeouts.drain")

@@ -10,6 +10,7 @@ import io.netty.handler.codec.http.HttpMethod;
 import io.netty.handler.codec.http.HttpResponse;
 import io.netty.handler.codec.http.HttpUtil;
 import io.netty.handler.codec.http.HttpVersion;
+import java.util.List;
 
 /**
  * The proxy's header rewriting as pure functions, headers in and headers out (the shape of Armeria's
@@ -40,8 +41,8 @@ final class HeaderRewrite {
    * Headers of the request sent to the backend: the client's end-to-end headers without
    * {@code Host}, {@code Expect} (the router answered any {@code 100-continue} itself) and
    * {@code X-Request-Id}; then {@code Host} set to the backend's authority, {@code X-Request-Id} to
-   * the router's id for the request, {@code X-Forwarded-For} appended with the client's address (when
-   * known), and {@code Content-Length} when there is a body or the method is one that carries one.
+   * the router's id for the request, {@code X-Forwarded-For} (every line the client sent, joined)
+   * appended with the client's address (when known), and {@code Content-Length} when there is a body or the method is one that carries one.
    *
    * @param client the client request's headers (not modified)
    * @param method the request method
@@ -58,8 +59,10 @@ final class HeaderRewrite {
     h.set(HttpHeaderNames.HOST, authority);
     h.set(Headers.X_REQUEST_ID, requestId);
     if (clientIp != null) {
-      String prior = client.get(Headers.X_FORWARDED_FOR);
-      h.set(Headers.X_FORWARDED_FOR, prior == null ? clientIp : prior + ", " + clientIp);
+      // every line the client sent, in order (a balancer in front may have added its own), as nginx's
+      // $proxy_add_x_forwarded_for joins them
+      List<String> prior = client.getAll(Headers.X_FORWARDED_FOR);
+      h.set(Headers.X_FORWARDED_FOR, prior.isEmpty() ? clientIp : String.join(", ", prior) + ", " + clientIp);
     }
     if (bodyLength > 0 || method.equals(HttpMethod.POST) || method.equals(HttpMethod.PUT)
         || method.equals(HttpMethod.PATCH)) {

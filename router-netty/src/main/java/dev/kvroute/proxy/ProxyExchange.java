@@ -535,10 +535,17 @@ final class ProxyExchange implements UpstreamHandler.Listener, Admission.Waiter 
   private boolean onResponseHead(HttpResponse resp) {
     if (resp.decoderResult().isFailure()) {
       failBeforeOrDuringResponse("protocol", "backend " + backend.id() + " sent a malformed response: "
-          + resp.decoderResult().cause(), HttpResponseStatus.BAD_GATEWAY);
+          + Transport.failure(resp.decoderResult().cause()), HttpResponseStatus.BAD_GATEWAY);
       return false;
     }
     int code = resp.status().code();
+    if (code < 100 || code > 999) {
+      // RFC 9112 4: three digits (Netty's parser takes any int): "0" is no 1xx to wait past, nor
+      // "2000" a status to relay; nginx answers 502 for both
+      failBeforeOrDuringResponse("protocol", "backend " + backend.id() + " sent an invalid status code " + code,
+          HttpResponseStatus.BAD_GATEWAY);
+      return false;
+    }
     if (code < 200) {
       // 1xx informational (the router never sends Expect upstream): skip it and its empty content
       skippingInformational = true;
@@ -596,7 +603,8 @@ final class ProxyExchange implements UpstreamHandler.Listener, Admission.Waiter 
       // client gets an error (or, once its response started, the cut it would get from a close).
       Throwable cause = c.decoderResult().cause();
       c.release();
-      failBeforeOrDuringResponse("protocol", "backend " + backend.id() + " sent a malformed response body: " + cause,
+      failBeforeOrDuringResponse("protocol", "backend " + backend.id() + " sent a malformed response body: "
+          + Transport.failure(cause),
           HttpResponseStatus.BAD_GATEWAY);
       return;
     }
@@ -748,7 +756,7 @@ final class ProxyExchange implements UpstreamHandler.Listener, Admission.Waiter 
     if (conn == null) {
       return;
     }
-    String why = cause == null ? "" : ": " + cause;
+    String why = cause == null ? "" : ": " + Transport.failure(cause);
     if (!responseStarted) {
       if (conn.reused() && !staleRetryUsed && !headSeen) {
         // a pooled connection the backend had closed: once more on a fresh connection, same backend

@@ -148,8 +148,12 @@ final class RequestAggregator extends ChannelInboundHandlerAdapter {
     }
     if (expect != null) {
       req.headers().remove(HttpHeaderNames.EXPECT);
-      ctx.writeAndFlush(new DefaultFullHttpResponse(HttpVersion.HTTP_1_1, HttpResponseStatus.CONTINUE, Unpooled.EMPTY_BUFFER))
-          .addListener(ChannelFutureListener.FIRE_EXCEPTION_ON_FAILURE);
+      // RFC 9110 10.1.1: an HTTP/1.0 request's 100-continue is ignored (its client would take a 1xx for
+      // the final response); its body comes anyway
+      if (!req.protocolVersion().equals(HttpVersion.HTTP_1_0)) {
+        ctx.writeAndFlush(new DefaultFullHttpResponse(HttpVersion.HTTP_1_1, HttpResponseStatus.CONTINUE, Unpooled.EMPTY_BUFFER))
+            .addListener(ChannelFutureListener.FIRE_EXCEPTION_ON_FAILURE);
+      }
     }
     head = req;
     boolean contiguous = declared >= 0 && declared <= CONTIGUOUS_BODY_BYTES && !HttpUtil.isTransferEncodingChunked(req);

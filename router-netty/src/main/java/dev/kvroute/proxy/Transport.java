@@ -163,6 +163,16 @@ public record Transport(
     if (cause instanceof ConnectTimeoutException) {
       return "connection timed out after " + connectTimeout.toMillis() + " ms";
     }
+    return failure(cause);
+  }
+
+  /**
+   * What to tell a client about {@code cause}, an error on a backend connection or in its response:
+   * its reason as {@link #connectFailure} words it ({@code connection reset by peer}, {@code invalid
+   * character in chunk size}), without the exception's class, the native call or the address; the
+   * class's simple name when it gives no reason.
+   */
+  static String failure(Throwable cause) {
     String m = cause.getMessage();
     if (m == null || m.isBlank()) {
       return cause.getClass().getSimpleName();

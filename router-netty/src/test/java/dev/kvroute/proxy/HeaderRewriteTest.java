@@ -44,6 +44,11 @@ final class HeaderRewriteTest {
         .as("no address, no X-Forwarded-For").isFalse();
     assertThat(HeaderRewrite.upstreamRequest(none, HttpMethod.GET, 0, "b", "id", "1.2.3.4").get("X-Forwarded-For"))
         .isEqualTo("1.2.3.4");
+    HttpHeaders twoLines = new DefaultHttpHeaders().add("X-Forwarded-For", "203.0.113.9")
+        .add("X-Forwarded-For", "10.0.0.1, 10.0.0.2");
+    HttpHeaders joined = HeaderRewrite.upstreamRequest(twoLines, HttpMethod.GET, 0, "b", "id", "192.168.1.7");
+    assertThat(joined.getAll("X-Forwarded-For")).as("every line, in order, then the client")
+        .containsExactly("203.0.113.9, 10.0.0.1, 10.0.0.2, 192.168.1.7");
   }
 
   private static HttpResponse upstream(int status, String... headers) {

@@ -229,7 +229,7 @@ final class ProxyFailureIT {
   /**
    * A backend on raw sockets: answers each request with a small JSON body, except a request whose
    * body holds {@code "bad-chunk"}, answered with a chunked 200 whose second chunk size is no
-   * number.
+   * number, and one whose body holds {@code "bad-status-N"}, answered with status code N.
    */
   static final class BadChunkBackend implements AutoCloseable {
     final java.net.ServerSocket server = new java.net.ServerSocket(0, 50, java.net.InetAddress.getLoopbackAddress());
@@ -271,7 +271,11 @@ final class ProxyFailureIT {
           }
           String body = new String(in.readNBytes(length), java.nio.charset.StandardCharsets.UTF_8);
           String reply;
-          if (body.contains("bad-chunk")) {
+          java.util.regex.Matcher badStatus = java.util.regex.Pattern.compile("bad-status-(\\d+)").matcher(body);
+          if (badStatus.find()) {
+            reply = "HTTP/1.1 " + badStatus.group(1) + " OK\r\nContent-Type: application/json\r\n"
+                + "Content-Length: 2\r\n\r\n{}";
+          } else if (body.contains("bad-chunk")) {
             reply = "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n"
                 + "a\r\n{\"id\":\"x\",\r\nzz\r\n";
           } else {
@@ -304,6 +308,29 @@ final class ProxyFailureIT {
     @Override
     public void close() throws java.io.IOException {
       server.close();
+    }
+  }
+
+  @Test
+  void aStatusCodeOfOtherThanThreeDigitsIsA502AtOnce() throws Exception {
+    try (BadChunkBackend only = new BadChunkBackend();
+        KvrouteServer router = KvrouteServer.start(base("round-robin", List.of(only.uri()))
+            .withHealthCheck(new HealthCheckConfig(false, "/health", Duration.ofSeconds(5), Duration.ofSeconds(1), 2, 1, Duration.ZERO)))) {
+      // "0" and "099" were taken for 1xx and waited out to the first-byte timeout; "2000" was relayed
+      for (String code : List.of("0", "099", "2000", "2147483647")) {
+        try (RawHttp c = new RawHttp(router.port())) {
+          String bad = "{\"prompt\":\"bad-status-" + code + "\"}";
+          c.send("POST /v1/completions HTTP/1.1\r\nHost: r\r\nContent-Length: " + bad.length() + "\r\n\r\n" + bad);
+          RawHttp.Response r = c.read();
+          assertThat(r.status()).as(code).isEqualTo(502);
+          assertThat(r.bodyText()).as(code).contains("invalid status code");
+        }
+      }
+      try (RawHttp c = new RawHttp(router.port())) {
+        String ok = "{\"prompt\":\"fine\"}";
+        c.send("POST /v1/completions HTTP/1.1\r\nHost: r\r\nContent-Length: " + ok.length() + "\r\n\r\n" + ok);
+        assertThat(c.read().status()).isEqualTo(200);
+      }
     }
   }
 

@@ -61,6 +61,22 @@ final class RequestAggregatorTest {
   }
 
   @Test
+  void aContinueIsSentOnlyToAnHttp11Client() {
+    in("POST /v1/completions HTTP/1.1\r\nHost: x\r\nExpect: 100-continue\r\nContent-Length: 2\r\n\r\n");
+    assertThat(outbound()).isEqualTo("HTTP/1.1 100 Continue\r\n\r\n");
+    in("{}");
+    FullHttpRequest req = ch.readInbound();
+    assertThat(req.headers().contains("expect")).isFalse();
+    req.release();
+    // RFC 9110 10.1.1: an HTTP/1.0 client would take the 1xx for its response; its body comes anyway
+    in("POST /v1/completions HTTP/1.0\r\nHost: x\r\nExpect: 100-continue\r\nContent-Length: 2\r\n\r\n{}");
+    assertThat(outbound()).isEmpty();
+    FullHttpRequest old = ch.readInbound();
+    assertThat(old.content().toString(StandardCharsets.ISO_8859_1)).isEqualTo("{}");
+    old.release();
+  }
+
+  @Test
   void aBodyThatArrivedInDirectBuffersIsForwardedFromThemAndReleasedWithTheRequest() {
     ch = new EmbeddedChannel(new HttpServerCodec(), new RequestAggregator(1 << 20));
     String body = "{\"messages\":[{\"role\":\"user\",\"content\":\"" + "x".repeat(3000) + "\"}]}";

@@ -72,6 +72,18 @@ final class TransportTest {
     assertThat(Transport.connectFailure(new java.io.IOException("TLS: EOF"), timeout)).isEqualTo("TLS: EOF");
   }
 
+  @Test
+  void aResponseFailureNamesTheReasonNotTheExceptionClass() {
+    // what the break test saw in client-facing 502 bodies
+    assertThat(Transport.failure(new java.io.IOException("io_uring read(..) failed with error(-104): Connection reset "
+        + "by peer"))).isEqualTo("connection reset by peer");
+    assertThat(Transport.failure(new NumberFormatException("Invalid character in chunk size")))
+        .isEqualTo("invalid character in chunk size");
+    assertThat(Transport.failure(new io.netty.handler.codec.http.TooLongHttpHeaderException(
+        "HTTP header is larger than 8192 bytes."))).isEqualTo("HTTP header is larger than 8192 bytes.");
+    assertThat(Transport.failure(new IllegalStateException())).isEqualTo("IllegalStateException");
+  }
+
   /** Each transport this machine has carries bytes both ways between its server and client channels. */
   @ParameterizedTest
   @ValueSource(strings = {Transport.IO_URING, Transport.EPOLL, Transport.NIO})

@@ -25,7 +25,8 @@ import java.util.List;
  * @param url the replica's base URL; {@code http} only; a path (e.g. {@code /serving}) is prefixed to
  *     every forwarded request path
  * @param name the backend id used in the {@code x-kvroute-backend} header, metrics tags and the admin
- *     API; defaults to {@code host:port}
+ *     API; defaults to {@code host:port}; not {@value #RESERVED_NAME} (the metrics' label of requests
+ *     that reached no backend)
  * @param capacityTokens the replica's KV cache capacity in tokens, bounding its view in the prefix
  *     index; {@code 0} means unknown: read {@code num_gpu_blocks × block_size} from its
  *     {@code vllm:cache_config_info} metric, else use {@code routing.defaultCapacityTokens}
@@ -39,6 +40,9 @@ import java.util.List;
  */
 public record BackendConfig(URI url, String name, long capacityTokens, List<String> models, URI kvEvents,
     URI kvEventsReplay) {
+  /** The one name a backend may not take: the metrics' {@code backend} label of requests that reached none. */
+  public static final String RESERVED_NAME = "none";
+
   /** The largest capacity accepted: 2^36 tokens, far beyond any engine's KV cache. */
   public static final long MAX_CAPACITY_TOKENS = 1L << 36;
 
@@ -99,6 +103,10 @@ public record BackendConfig(URI url, String name, long capacityTokens, List<Stri
     if (name.length() > 128 || name.chars().anyMatch(c -> c < 0x20 || c == 0x7f || c == '/')) {
       throw new IllegalArgumentException("name: " + name.replaceAll("\\p{Cntrl}", "?")
           + " (expected: at most 128 characters, no control characters or '/'; it is a metric label and a URL path segment)");
+    }
+    if (name.equals(RESERVED_NAME)) {
+      throw new IllegalArgumentException("name: " + RESERVED_NAME + " (expected: another name; the metrics' backend "
+          + "label says none for requests that reached no backend)");
     }
     if (!name.equals(name.strip())) {
       // a header value cannot begin or end with whitespace (x-kvroute-backend): such a name made

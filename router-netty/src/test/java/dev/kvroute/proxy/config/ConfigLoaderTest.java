@@ -201,4 +201,11 @@ final class ConfigLoaderTest {
     }
     assertThat(new BackendConfig(URI.create("http://10.0.0.5:8000"), "gpu 0", 0).name()).isEqualTo("gpu 0");
   }
+
+  @Test
+  void aBackendMayNotTakeTheNameOfRequestsThatReachedNone() {
+    assertThatThrownBy(() -> new BackendConfig(URI.create("http://10.0.0.5:8000"), "none", 0))
+        .isInstanceOf(IllegalArgumentException.class).hasMessageStartingWith("name: none (expected: another name");
+    assertThat(new BackendConfig(URI.create("http://10.0.0.5:8000"), "none-1", 0).name()).isEqualTo("none-1");
+  }
 }
