@@ -28,7 +28,7 @@
 # the first 10 seconds after /ready answers 200 (ten consecutive 1-second wrk runs; then a warm-up
 # run of WARM seconds).
 #
-# Prints a Markdown table with the ratios to nginx, keeps the raw wrk output under OUT, and replaces
+# Prints a Markdown table with the ratios to nginx (and to HAProxy), keeps the raw wrk output under OUT, and replaces
 # the section between the proxy-overhead markers in DOC (docs/performance.md) unless DOC=-.
 # Loopback only; bounded (about 11 minutes, --quick about 4).
 #
@@ -343,6 +343,7 @@ added() { awk -v a="$1" -v b="$2" 'BEGIN {if (a ~ /^[0-9.]+$/ && b ~ /^[0-9.]+$/
 range() { tr ' ' '\n' <<<"$*" | grep -E '^[0-9]+$' | sort -n | awk 'NR == 1 {lo = $1} {hi = $1} END {print lo "–" hi}'; }
 n_rps=$(median "${rps_of[0]}")
 n_cpu=$(median "${cpu_of[0]}")
+h_rps=$(median "${rps_of[1]}")
 report=$work/report.md
 {
   echo "Run $(date -u +%Y-%m-%dT%H:%MZ) at $(git rev-parse --short HEAD)$(git diff --quiet HEAD -- . 2>/dev/null || echo '+changes'): $(nproc) cores, $(java -version 2>&1 | head -1),"
@@ -350,24 +351,24 @@ report=$work/report.md
   echo "steady figures: the median of $ROUNDS rounds, each round one run of every proxy in turn;"
   echo "latency at ${HALF} req/s (half of nginx's median steady rate; think times: $PACING)."
   echo
-  echo "| target | req/s (steady, median) | range over the rounds | vs nginx | CPU/request (µs) | vs nginx | of it in the kernel | so in user space (µs) | paced req/s | p50 (ms) | p99 (ms) | p99 added over direct (ms) | RSS (MiB) | heap alloc/request (KiB) |"
-  echo "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
-  echo "| direct | $direct_rps | - | $(ratio "$direct_rps" "$n_rps") | - | - | - | - | $d_rate | $d50 | $d99 | +0.00 | - | - |"
+  echo "| target | req/s (steady, median) | range over the rounds | vs nginx | vs HAProxy | CPU/request (µs) | vs nginx | of it in the kernel | so in user space (µs) | paced req/s | p50 (ms) | p99 (ms) | p99 added over direct (ms) | RSS (MiB) | heap alloc/request (KiB) |"
+  echo "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+  echo "| direct | $direct_rps | - | $(ratio "$direct_rps" "$n_rps") | $(ratio "$direct_rps" "$h_rps") | - | - | - | - | $d_rate | $d50 | $d99 | +0.00 | - | - |"
   for k in "${!labels[@]}"; do
     IFS='|' read -r p50 p99 prate rss alloc <<<"${rows[$k]}"
     rps=$(median "${rps_of[$k]}")
     cpu=$(median "${cpu_of[$k]}")
     kern=$(median "${kern_of[$k]}")
-    echo "| ${labels[$k]} | $rps | $(range "${rps_of[$k]}") | $(ratio "$rps" "$n_rps") | $cpu | $(ratio "$cpu" "$n_cpu") | $kern% | $(user "$cpu" "$kern") | $prate | $p50 | $p99 | $(added "$p99" "$d99") | $rss | $alloc |"
+    echo "| ${labels[$k]} | $rps | $(range "${rps_of[$k]}") | $(ratio "$rps" "$n_rps") | $(ratio "$rps" "$h_rps") | $cpu | $(ratio "$cpu" "$n_cpu") | $kern% | $(user "$cpu" "$kern") | $prate | $p50 | $p99 | $(added "$p99" "$d99") | $rss | $alloc |"
   done
   echo
-  echo "Each round (req/s / CPU µs per request; the ratios to that round's nginx):"
+  echo "Each round (req/s / CPU µs per request; the ratios to that round's nginx and HAProxy):"
   echo
-  echo "| round | nginx | HAProxy | kvroute round-robin | kvroute cache-aware | Netty relay | round-robin vs nginx | cache-aware vs nginx | Netty relay vs nginx |"
-  echo "|---|---:|---:|---:|---:|---:|---:|---:|---:|"
+  echo "| round | nginx | HAProxy | kvroute round-robin | kvroute cache-aware | Netty relay | round-robin vs nginx | cache-aware vs nginx | Netty relay vs nginx | round-robin vs HAProxy | cache-aware vs HAProxy |"
+  echo "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
   for line in "${round_rows[@]}"; do
     IFS='|' read -r round nr nc hr hc rr rc cr cc fr fc <<<"$line"
-    echo "| $round | $nr / $nc | $hr / $hc | $rr / $rc | $cr / $cc | $fr / $fc | $(ratio "$rr" "$nr") | $(ratio "$cr" "$nr") | $(ratio "$fr" "$nr") |"
+    echo "| $round | $nr / $nc | $hr / $hc | $rr / $rc | $cr / $cc | $fr / $fc | $(ratio "$rr" "$nr") | $(ratio "$cr" "$nr") | $(ratio "$fr" "$nr") | $(ratio "$rr" "$hr") | $(ratio "$cr" "$hr") |"
   done
   echo
   echo "First 10 seconds after \`/ready\` answered 200 (fresh JVM; req/s / p99 ms of each second; share of the median steady rate):"
