@@ -105,6 +105,8 @@ final class ProxyExchange implements UpstreamHandler.Listener, Admission.Waiter 
   private final FullHttpRequest request;
   private final String endpointTag;
   private final RequestView view;
+  /** {@link #view} as the core tokenizes it, once asked ({@link #tokenizedView}). */
+  private RequestView coreView;
   private final int[] promptTokens;
   private final String requestId;
   private final boolean clientKeepAlive;
@@ -817,9 +819,16 @@ final class ProxyExchange implements UpstreamHandler.Listener, Admission.Waiter 
     return model == null ? 0L : model.namespace();
   }
 
-  /** The view as the router core tokenizes it ({@link ModelCatalog.Resolved#tokenized}). */
+  /**
+   * The view as the router core tokenizes it ({@link ModelCatalog.Resolved#tokenized}), one object
+   * for the exchange: the core's tokenizer hands a probe from one call to the next by the view's
+   * identity.
+   */
   private RequestView tokenizedView() {
-    return model == null ? view : model.tokenized(view);
+    if (coreView == null) {
+      coreView = model == null ? view : model.tokenized(view);
+    }
+    return coreView;
   }
 
   /** Whether a backend not tried yet (serving the request's model) may take the request now. */
