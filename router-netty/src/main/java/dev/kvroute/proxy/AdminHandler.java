@@ -122,11 +122,11 @@ final class AdminHandler extends ChannelInboundHandlerAdapter {
       if (m.equals(HttpMethod.POST)) {
         return addBackend(ctx, req);
       }
-      return error(ctx, HttpResponseStatus.METHOD_NOT_ALLOWED, m + " " + path + " (expected: GET or POST)");
+      return notAllowed(ctx, m, path, "GET, POST");
     }
     if (path.startsWith("/admin/backends/")) {
       if (!m.equals(HttpMethod.DELETE)) {
-        return error(ctx, HttpResponseStatus.METHOD_NOT_ALLOWED, m + " " + path + " (expected: DELETE)");
+        return notAllowed(ctx, m, path, "DELETE");
       }
       String name = URLDecoder.decode(path.substring("/admin/backends/".length()), StandardCharsets.UTF_8);
       if (name.isBlank() || px.backends().remove(BackendId.of(name)) == null) {
@@ -138,19 +138,19 @@ final class AdminHandler extends ChannelInboundHandlerAdapter {
     }
     if (path.equals("/admin/explain")) {
       if (!m.equals(HttpMethod.POST)) {
-        return error(ctx, HttpResponseStatus.METHOD_NOT_ALLOWED, m + " " + path + " (expected: POST)");
+        return notAllowed(ctx, m, path, "POST");
       }
       return explain(ctx, req, q);
     }
     if (path.equals("/admin/lora/load") || path.equals("/admin/lora/unload")) {
       if (!m.equals(HttpMethod.POST)) {
-        return error(ctx, HttpResponseStatus.METHOD_NOT_ALLOWED, m + " " + path + " (expected: POST)");
+        return notAllowed(ctx, m, path, "POST");
       }
       return LoraAdmin.handle(ctx, req, px, path.endsWith("/load"));
     }
     if (path.equals("/admin/config")) {
       if (!m.equals(HttpMethod.GET)) {
-        return error(ctx, HttpResponseStatus.METHOD_NOT_ALLOWED, m + " " + path + " (expected: GET)");
+        return notAllowed(ctx, m, path, "GET");
       }
       String yaml = ConfigLoader.toYaml(px.config().withoutSecrets());
       return text(HttpResponseStatus.OK, "application/yaml", yaml);
@@ -354,5 +354,13 @@ final class AdminHandler extends ChannelInboundHandlerAdapter {
 
   private static FullHttpResponse error(ChannelHandlerContext ctx, HttpResponseStatus status, String message) {
     return HttpErrors.response(ctx.alloc(), status, message, null, true);
+  }
+
+  /** 405 for {@code m} on {@code path}, with {@code Allow} naming the methods it takes (RFC 9110 15.5.6). */
+  private static FullHttpResponse notAllowed(ChannelHandlerContext ctx, HttpMethod m, String path, String allow) {
+    FullHttpResponse r = error(ctx, HttpResponseStatus.METHOD_NOT_ALLOWED, m + " " + path + " (expected: "
+        + allow.replace(", ", " or ") + ")");
+    r.headers().set(HttpHeaderNames.ALLOW, allow);
+    return r;
   }
 }

@@ -541,11 +541,12 @@ final class ProxyExchange implements UpstreamHandler.Listener, Admission.Waiter 
       return false;
     }
     int code = resp.status().code();
-    if (code < 100 || code > 999) {
+    if (code < 100 || code > 999 || code == 101) {
       // RFC 9112 4: three digits (Netty's parser takes any int): "0" is no 1xx to wait past, nor
-      // "2000" a status to relay; nginx answers 502 for both
-      failBeforeOrDuringResponse("protocol", "backend " + backend.id() + " sent an invalid status code " + code,
-          HttpResponseStatus.BAD_GATEWAY);
+      // "2000" a status to relay; nginx answers 502 for both. A 101 switches protocols the router
+      // never asked to switch: no interim response either
+      failBeforeOrDuringResponse("protocol", "backend " + backend.id() + (code == 101
+          ? " switched protocols unasked (101)" : " sent an invalid status code " + code), HttpResponseStatus.BAD_GATEWAY);
       return false;
     }
     if (code < 200) {

@@ -242,6 +242,7 @@ final class HardeningIT {
         RawHttp.Response r = c.read();
         assertThat(r.status()).as(req).isEqualTo(405);
         assertThat(r.bodyText()).as(req).contains("expected: ");
+        assertThat(r.header("allow")).as(req).isNotBlank();
       }
     }
   }

@@ -41,6 +41,8 @@ public final class KvEventDecoder {
    */
   private static final MessagePack.UnpackerConfig UNPACKER =
       new MessagePack.UnpackerConfig().withStringDecoderBufferSize(64);
+  /** Longest bytes-form block hash (vLLM's is a 32-byte SHA-256 digest, or a little more with a prefix). */
+  private static final int MAX_HASH_BYTES = 64;
   /** Most elements allocated for an array before any is read ({@link #presized}). */
   private static final int PRESIZED_ELEMENTS = 1024;
 
@@ -59,6 +61,8 @@ public final class KvEventDecoder {
         throw new KvEventFormatException("trailing bytes after the batch");
       }
       return batch;
+    } catch (org.msgpack.core.MessageInsufficientBufferException e) {
+      throw new KvEventFormatException("not a msgpack KVEventBatch: the payload ends inside a value", e);
     } catch (MessagePackException | IOException e) {
       throw new KvEventFormatException("not a msgpack KVEventBatch: " + e.getMessage(), e);
     }
@@ -277,7 +281,13 @@ public final class KvEventDecoder {
       return in.unpackLong();
     }
     if (f.getValueType() == ValueType.BINARY) {
-      byte[] digest = in.readPayload(in.unpackBinaryHeader());
+      int length = in.unpackBinaryHeader();
+      if (length > MAX_HASH_BYTES) {
+        // read before allocating: a header may claim 2^31 - 1 bytes in a 30-byte payload
+        throw new KvEventFormatException("block hash of " + length + " bytes (expected: at most " + MAX_HASH_BYTES
+            + ")");
+      }
+      byte[] digest = in.readPayload(length);
       long h = 0;
       for (int i = Math.max(0, digest.length - 8); i < digest.length; i++) {
         h = h << 8 | (digest[i] & 0xFF);

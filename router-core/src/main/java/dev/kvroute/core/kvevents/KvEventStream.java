@@ -2,6 +2,7 @@ package dev.kvroute.core.kvevents;
 
 import dev.kvroute.core.BackendId;
 import dev.kvroute.core.index.KvEventIndex;
+import java.util.Arrays;
 import java.util.Objects;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.LongSupplier;
@@ -20,10 +21,10 @@ import java.util.function.LongSupplier;
  *   <li>the first message after subscribing, numbered above 0: the engine published before the router
  *       listened; the replay socket is asked from 0 (what it still buffers is applied), otherwise the
  *       view simply starts here;
- *   <li>a number at or below the last applied one: a duplicate if a replay already delivered it (the
- *       live socket still brings the batches numbered after the one that triggered the replay, which
- *       the replay may have delivered too, until it passes them), otherwise the publisher restarted
- *       (vLLM numbers from 0 in each process), which clears the view;
+ *   <li>a number at or below the last applied one: a duplicate if a replay already delivered it with
+ *       the same bytes (the live socket still brings the batches numbered after the one that
+ *       triggered the replay, which the replay may have delivered too, until it passes them),
+ *       otherwise the publisher restarted (vLLM numbers from 0 in each process), which clears the view;
  *   <li>a payload that does not decode: counted and skipped (replaying the same bytes would not help).
  * </ul>
  *
@@ -57,6 +58,11 @@ public final class KvEventStream {
   /** The live batches a replay delivered ahead of the live socket: [from, through], empty if from > through. */
   private long duplicatesFrom = 1;
   private long duplicatesThrough = 0;
+  /**
+   * The payload hash of each batch in [duplicatesFrom, duplicatesThrough]: a live batch numbered there
+   * is a duplicate only with the same bytes; other bytes are a new process's batch (a restart).
+   */
+  private final java.util.Map<Long, Integer> duplicateHashes = new java.util.HashMap<>();
 
   private final AtomicLong received = new AtomicLong();
   private final AtomicLong undecodable = new AtomicLong();
@@ -86,7 +92,8 @@ public final class KvEventStream {
         replayFrom(0, seq);
       }
     } else if (seq <= last) {
-      if (seq >= duplicatesFrom && seq <= duplicatesThrough) {
+      if (seq >= duplicatesFrom && seq <= duplicatesThrough
+          && Integer.valueOf(Arrays.hashCode(payload)).equals(duplicateHashes.get(seq))) {
         duplicates.incrementAndGet();
         return;
       }
@@ -117,6 +124,7 @@ public final class KvEventStream {
   private void noDuplicates() {
     duplicatesFrom = 1;
     duplicatesThrough = 0;
+    duplicateHashes.clear();
   }
 
   /**
@@ -128,6 +136,7 @@ public final class KvEventStream {
    */
   private boolean replayFrom(long from, long upTo) {
     replays.incrementAndGet();
+    noDuplicates(); // the live socket has passed any earlier replay's batches: it brought upTo
     long before = last;
     boolean[] broken = {false};
     boolean done = replayer.replay(from, (s, payload) -> {
@@ -137,6 +146,9 @@ public final class KvEventStream {
       if (last >= 0 && s != last + 1) {
         broken[0] = true; // the buffer no longer reaches back to what we miss
         return;
+      }
+      if (s > upTo) {
+        duplicateHashes.put(s, Arrays.hashCode(payload)); // the live socket may still bring it
       }
       apply(s, payload);
     });

@@ -163,6 +163,13 @@ class KvEventDecoderTest {
       assertThatThrownBy(() -> KvEventDecoder.decode(payload)).isInstanceOf(KvEventFormatException.class);
     }
     assertThat(events).hasSize(15); // a fixarray, a float64 and an array32 header: 15 bytes in all
+    // a bytes-form block hash claiming 2^31 - 1 bytes (the verification's 30-byte payload)
+    byte[] hash = pack(p -> p.packArrayHeader(2).packDouble(1).packArrayHeader(1)
+        .packArrayHeader(5).packString("BlockStored").packArrayHeader(1).packBinaryHeader(Integer.MAX_VALUE));
+    assertThatThrownBy(() -> KvEventDecoder.decode(hash)).isInstanceOf(KvEventFormatException.class)
+        .hasMessageContaining("block hash of 2147483647 bytes");
+    assertThatThrownBy(() -> KvEventDecoder.decode(java.util.Arrays.copyOf(events, 14)))
+        .isInstanceOf(KvEventFormatException.class).hasMessageContaining("ends inside a value");
   }
 
   @Test

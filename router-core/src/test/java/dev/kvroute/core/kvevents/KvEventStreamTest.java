@@ -255,6 +255,35 @@ class KvEventStreamTest {
   }
 
   @Test
+  void aRestartedPublishersBatchNumberedInsideAReplaysWindowIsARestart() {
+    Publisher pub = new Publisher(100);
+    KvEventStream stream = new KvEventStream(A, index, pub, () -> 0);
+    index.addBackend(A, 1 << 20);
+    index.enableEvents(A);
+    int[] p = prompt(1, 32);
+    deliver(stream, pub, pub.store(p, 0, KvEventEncoder.Layout.TAGGED_MAP)); // 0
+    pub.store(prompt(2, 32), 0, KvEventEncoder.Layout.TAGGED_MAP); // 1: lost in transit
+    long two = pub.store(prompt(3, 32), 0, KvEventEncoder.Layout.TAGGED_MAP);
+    for (int i = 0; i < 3; i++) {
+      pub.store(prompt(4 + i, 32), 0, KvEventEncoder.Layout.TAGGED_MAP); // 3..5: published during the replay
+    }
+    deliver(stream, pub, two); // the replay applies 1..5; 3..5 may still come live
+    assertThat(stream.lastSeq()).isEqualTo(5);
+    deliver(stream, pub, 3); // the old process's batch 3, as the replay delivered it: a duplicate
+    assertThat(stream.duplicates()).isEqualTo(2);
+    pub.buffer.clear(); // the engine restarts before the live socket brought 4 and 5
+    pub.next = 0;
+    for (int i = 0; i < 5; i++) {
+      pub.store(prompt(10 + i, 32), 0, KvEventEncoder.Layout.TAGGED_MAP);
+    }
+    deliver(stream, pub, 4); // numbered inside the window, other bytes: the new process's
+    assertThat(stream.restarts()).isEqualTo(1);
+    assertThat(stream.duplicates()).isEqualTo(3); // the new process's replay applied 0..4, the live 4 with it
+    assertThat(index.match(prompt(14, 32)).matched(A)).isEqualTo(32);
+    assertThat(index.match(p).matched(A)).isZero();
+  }
+
+  @Test
   void anUndecodablePayloadIsCountedAndSkipped() {
     Publisher pub = new Publisher(100);
     KvEventStream stream = new KvEventStream(A, index, pub, () -> 0);
