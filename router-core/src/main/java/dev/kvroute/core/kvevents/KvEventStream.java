@@ -55,12 +55,10 @@ public final class KvEventStream {
   private final Replayer replayer;
   private final LongSupplier epochNanos;
   private long last = -1;
-  /** The live batches a replay delivered ahead of the live socket: [from, through], empty if from > through. */
-  private long duplicatesFrom = 1;
-  private long duplicatesThrough = 0;
   /**
-   * The payload hash of each batch in [duplicatesFrom, duplicatesThrough]: a live batch numbered there
-   * is a duplicate only with the same bytes; other bytes are a new process's batch (a restart).
+   * The batches the last replay delivered ahead of the live socket, by number, with their payload's
+   * hash: a live batch numbered there is a duplicate only with the same bytes; other bytes are a new
+   * process's batch (a restart). Emptied once the live socket passes them.
    */
   private final java.util.Map<Long, Integer> duplicateHashes = new java.util.HashMap<>();
 
@@ -92,8 +90,7 @@ public final class KvEventStream {
         replayFrom(0, seq);
       }
     } else if (seq <= last) {
-      if (seq >= duplicatesFrom && seq <= duplicatesThrough
-          && Integer.valueOf(Arrays.hashCode(payload)).equals(duplicateHashes.get(seq))) {
+      if (Integer.valueOf(Arrays.hashCode(payload)).equals(duplicateHashes.get(seq))) {
         duplicates.incrementAndGet();
         return;
       }
@@ -122,8 +119,6 @@ public final class KvEventStream {
   }
 
   private void noDuplicates() {
-    duplicatesFrom = 1;
-    duplicatesThrough = 0;
     duplicateHashes.clear();
   }
 
@@ -154,10 +149,6 @@ public final class KvEventStream {
     });
     if (!done) {
       replayFailures.incrementAndGet();
-    }
-    if (last > upTo) {
-      duplicatesFrom = upTo + 1;
-      duplicatesThrough = last;
     }
     if (from == 0 && before < 0) {
       return true; // a late subscriber takes what the buffer still holds
