@@ -222,7 +222,7 @@ public final class EndpointPicker implements AutoCloseable {
     RequestView view = null;
     ModelCatalog.Resolved model = null;
     String tag = endpoint == null ? "other" : endpointTag(endpoint);
-    long retryAfter = Math.max(1, (config.healthCheck().interval().toMillis() + 999) / 1000);
+    long retryAfter = config.healthCheck().retryAfterSeconds();
     if (!backends.anyRoutable()) { // nothing to pick from, whatever the request says
       metrics.request("none", tag, Outcome.UNAVAILABLE, 0);
       return Pick.error(this, 503, "no ready endpoint", null, retryAfter);

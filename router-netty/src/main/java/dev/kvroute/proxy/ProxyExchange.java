@@ -327,7 +327,7 @@ final class ProxyExchange implements UpstreamHandler.Listener, Admission.Waiter 
       }
     }
     if (candidates.isEmpty()) {
-      long retryAfter = Math.max(1, (px.config().healthCheck().interval().toMillis() + 999) / 1000);
+      long retryAfter = px.config().healthCheck().retryAfterSeconds();
       if (tried.isEmpty() && model != null && model.served() != null && !model.serving().isEmpty()) {
         respondError(HttpResponseStatus.SERVICE_UNAVAILABLE, "no healthy backend serves model " + model.served()
             + " (served by " + String.join(", ", ModelCatalog.names(model.serving())) + ")", Outcome.UNAVAILABLE,

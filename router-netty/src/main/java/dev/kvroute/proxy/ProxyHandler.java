@@ -683,9 +683,7 @@ final class ProxyHandler extends ChannelInboundHandlerAdapter {
       FullHttpResponse r = HttpErrors.response(ctx.alloc(), HttpResponseStatus.SERVICE_UNAVAILABLE, "no healthy backend", null, keepAlive);
       Headers.connection(r.headers(), version, keepAlive);
       r.headers().set(Headers.X_REQUEST_ID, requestId);
-      // as a generation request's 503: a probe may find a backend healthy within one interval
-      r.headers().set(HttpHeaderNames.RETRY_AFTER,
-          Long.toString(Math.max(1, (px.config().healthCheck().interval().toMillis() + 999) / 1000)));
+      r.headers().set(HttpHeaderNames.RETRY_AFTER, Long.toString(px.config().healthCheck().retryAfterSeconds()));
       px.metrics().request("none", "models", Outcome.UNAVAILABLE, 0);
       ctx.writeAndFlush(r).addListener((ChannelFutureListener) f -> exchangeDone(f.isSuccess() && keepAlive));
       return;

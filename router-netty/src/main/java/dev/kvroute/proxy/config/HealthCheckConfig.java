@@ -60,6 +60,14 @@ public record HealthCheckConfig(
     return !engineLoadInterval.isZero();
   }
 
+  /**
+   * {@code Retry-After} for a 503 "no healthy backend": the probe interval in whole seconds, at least
+   * 1 (a probe may find a backend healthy within one interval).
+   */
+  public long retryAfterSeconds() {
+    return Math.max(1, (interval.toMillis() + 999) / 1000);
+  }
+
   public static HealthCheckConfig defaults() {
     return new HealthCheckConfig(true, "/health", Duration.ofSeconds(5), Duration.ofSeconds(5), 3, 2, Duration.ofSeconds(1));
   }
